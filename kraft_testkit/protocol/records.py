@@ -1,0 +1,332 @@
+"""Kafka record batches (magic 2) and the records inside them, read and written byte for byte.
+
+A batch keeps every header field as it was read (timestamps, producer fields, the stored CRC)
+so writing it back gives the same bytes; :meth:`RecordBatch.build` makes new batches the way
+Kafka's ``MemoryRecords.withRecords`` does. CRC32C (Castagnoli) comes from the ``crc32c`` package.
+"""
+
+from __future__ import annotations
+
+import gzip
+import struct
+from dataclasses import dataclass, field, replace
+from typing import Iterable, Iterator
+
+from crc32c import crc32c
+
+from .errors import CorruptRecordError, DecodeError, EncodeError
+from .primitives import read_varint, read_varlong, varint_bytes, varlong_bytes
+
+#: baseOffset, batchLength, partitionLeaderEpoch, magic, crc, attributes, lastOffsetDelta,
+#: baseTimestamp, maxTimestamp, producerId, producerEpoch, baseSequence, recordsCount
+HEADER = struct.Struct(">qiibIhiqqqhii")
+HEADER_SIZE = HEADER.size  # 61
+#: bytes before the part the CRC covers (baseOffset, batchLength, partitionLeaderEpoch, magic, crc)
+CRC_START = 21
+LOG_OVERHEAD = 12  # baseOffset + batchLength
+
+COMPRESSION_NAMES = {0: "none", 1: "gzip", 2: "snappy", 3: "lz4", 4: "zstd"}
+TIMESTAMP_TYPE_MASK = 0x08
+TRANSACTIONAL_FLAG = 0x10
+CONTROL_FLAG = 0x20
+NO_TIMESTAMP = -1
+
+
+@dataclass(frozen=True, slots=True)
+class Header:
+    key: str
+    value: bytes | None
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    """One record of a batch; offset and timestamp are relative to the batch's bases."""
+
+    offset_delta: int
+    timestamp_delta: int
+    key: bytes | None
+    value: bytes | None
+    headers: tuple[Header, ...] = ()
+    attributes: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class RecordBatch:
+    """A magic-2 record batch. ``crc`` is the stored one on read; it is recomputed on write."""
+
+    base_offset: int
+    records: tuple[Record, ...]
+    partition_leader_epoch: int = -1
+    attributes: int = 0
+    last_offset_delta: int = -1
+    base_timestamp: int = NO_TIMESTAMP
+    max_timestamp: int = NO_TIMESTAMP
+    producer_id: int = -1
+    producer_epoch: int = -1
+    base_sequence: int = -1
+    magic: int = 2
+    crc: int = field(default=0, compare=False)
+    crc_valid: bool = field(default=True, compare=False)
+
+    @classmethod
+    def build(
+        cls,
+        base_offset: int,
+        values: Iterable[bytes | None],
+        *,
+        timestamp_ms: int,
+        leader_epoch: int,
+        keys: Iterable[bytes | None] | None = None,
+        control: bool = False,
+    ) -> "RecordBatch":
+        """A batch of records all stamped ``timestamp_ms`` (as a Raft leader appends them)."""
+        values = list(values)
+        keys = list(keys) if keys is not None else [None] * len(values)
+        if not values:
+            raise EncodeError("a record batch needs at least one record")
+        records = tuple(Record(i, 0, k, v) for i, (k, v) in enumerate(zip(keys, values)))
+        return cls(base_offset, records, leader_epoch, CONTROL_FLAG if control else 0,
+                   len(records) - 1, timestamp_ms, timestamp_ms)
+
+    @property
+    def last_offset(self) -> int:
+        return self.base_offset + self.last_offset_delta
+
+    @property
+    def next_offset(self) -> int:
+        return self.last_offset + 1
+
+    @property
+    def is_control(self) -> bool:
+        return bool(self.attributes & CONTROL_FLAG)
+
+    @property
+    def is_transactional(self) -> bool:
+        return bool(self.attributes & TRANSACTIONAL_FLAG)
+
+    @property
+    def compression(self) -> str:
+        return COMPRESSION_NAMES.get(self.attributes & 7, f"unknown({self.attributes & 7})")
+
+    @property
+    def timestamp_type(self) -> str:
+        return "LogAppendTime" if self.attributes & TIMESTAMP_TYPE_MASK else "CreateTime"
+
+    def with_base_offset(self, base_offset: int) -> "RecordBatch":
+        return replace(self, base_offset=base_offset)
+
+    def encode(self) -> bytes:
+        return encode_batch(self)
+
+    @property
+    def size_in_bytes(self) -> int:
+        return len(encode_batch(self))
+
+
+# ---------------------------------------------------------------- decoding
+
+
+def decode_batch(data: bytes, pos: int = 0, *, verify_crc: bool = True) -> tuple[RecordBatch, int]:
+    """Decode the batch at ``pos``; returns it and the position after it.
+
+    Offsets in errors are absolute positions in ``data``.
+    """
+    if len(data) - pos < HEADER_SIZE:
+        raise CorruptRecordError(
+            f"record batch header needs {HEADER_SIZE} bytes, {len(data) - pos} left", offset=pos)
+    (base_offset, batch_length, leader_epoch, magic, crc, attributes, last_offset_delta,
+     base_ts, max_ts, producer_id, producer_epoch, base_sequence, count) = HEADER.unpack_from(data, pos)
+    if magic != 2:
+        raise CorruptRecordError(f"record batch magic {magic} is not supported (only 2)",
+                                 offset=pos + 16, path="magic")
+    end = pos + LOG_OVERHEAD + batch_length
+    if batch_length < HEADER_SIZE - LOG_OVERHEAD:
+        raise CorruptRecordError(f"record batch length {batch_length} is too small",
+                                 offset=pos + 8, path="batchLength")
+    if end > len(data):
+        raise CorruptRecordError(
+            f"record batch of {batch_length + LOG_OVERHEAD} bytes is truncated "
+            f"({len(data) - pos} bytes left)", offset=pos + 8, path="batchLength")
+    actual_crc = crc32c(data[pos + CRC_START:end])
+    if verify_crc and actual_crc != crc:
+        raise CorruptRecordError(
+            f"record batch CRC mismatch: stored {crc}, computed {actual_crc}",
+            offset=pos + 17, path="crc")
+    if count < 0:
+        raise CorruptRecordError(f"negative record count {count}", offset=pos + 57,
+                                 path="recordsCount")
+    body = data[pos + HEADER_SIZE:end]
+    body_base = pos + HEADER_SIZE
+    codec = attributes & 7
+    if codec:
+        body = _decompress(codec, body, body_base)
+        body_base = -1  # positions inside decompressed bytes are not file positions
+    records = _decode_records(body, count, body_base)
+    batch = RecordBatch(base_offset, records, leader_epoch, attributes, last_offset_delta,
+                        base_ts, max_ts, producer_id, producer_epoch, base_sequence, magic, crc,
+                        actual_crc == crc)
+    return batch, end
+
+
+def _decompress(codec: int, body: bytes, at: int) -> bytes:
+    if codec == 1:
+        try:
+            return gzip.decompress(body)
+        except (OSError, EOFError) as e:
+            raise CorruptRecordError(f"gzip records do not decompress: {e}", offset=at) from None
+    name = COMPRESSION_NAMES.get(codec, f"id {codec}")
+    raise CorruptRecordError(f"compression {name} is not supported (none and gzip are)",
+                             offset=at, path="attributes")
+
+
+def _decode_records(body: bytes, count: int, base: int) -> tuple[Record, ...]:
+    records = []
+    pos = 0
+    n = len(body)
+    if count > n:
+        raise CorruptRecordError(f"{count} records cannot fit in {n} bytes",
+                                 offset=max(base, 0), path="recordsCount")
+    rv = read_varint
+    try:
+        for i in range(count):
+            start = pos
+            length, pos = rv(body, pos)
+            rec_end = pos + length
+            if length < 0 or rec_end > n:
+                raise CorruptRecordError(f"record {i} of {length} bytes runs past the batch",
+                                         offset=start)
+            attributes = body[pos]
+            ts_delta, pos = read_varlong(body, pos + 1)
+            off_delta, pos = rv(body, pos)
+            klen, pos = rv(body, pos)
+            if klen < 0:
+                key = None
+            else:
+                key = body[pos:pos + klen]
+                pos += klen
+            vlen, pos = rv(body, pos)
+            if vlen < 0:
+                value = None
+            else:
+                value = body[pos:pos + vlen]
+                pos += vlen
+            nh, pos = rv(body, pos)
+            headers: tuple[Header, ...] = ()
+            if nh:
+                if nh < 0 or nh > rec_end - pos:
+                    raise CorruptRecordError(f"bad header count {nh}", offset=pos)
+                hs = []
+                for _ in range(nh):
+                    hk, pos = rv(body, pos)
+                    if hk < 0:
+                        raise CorruptRecordError("null header key", offset=pos)
+                    key_text = body[pos:pos + hk].decode("utf-8")
+                    pos += hk
+                    hv, pos = rv(body, pos)
+                    hval = None if hv < 0 else body[pos:pos + hv]
+                    pos += max(hv, 0)
+                    hs.append(Header(key_text, hval))
+                headers = tuple(hs)
+            if pos != rec_end:
+                raise CorruptRecordError(
+                    f"record {i} says {length} bytes but its fields take {pos - (rec_end - length)}",
+                    offset=start)
+            records.append(Record(off_delta, ts_delta, key, value, headers, attributes))
+    except CorruptRecordError as e:
+        raise _shift(e, base, f"records[{len(records)}]") from None
+    except DecodeError as e:
+        raise _shift(CorruptRecordError(e.reason, offset=e.offset), base,
+                     f"records[{len(records)}]") from None
+    except (IndexError, UnicodeDecodeError):
+        raise _shift(CorruptRecordError("record runs past the end of its batch", offset=pos),
+                     base, f"records[{len(records)}]") from None
+    if pos != n:
+        raise CorruptRecordError(f"{n - pos} bytes after the last record of the batch",
+                                 offset=(base + pos) if base >= 0 else None)
+    return tuple(records)
+
+
+def _shift(e: DecodeError, base: int, path: str) -> CorruptRecordError:
+    err = CorruptRecordError(e.reason, offset=(e.offset + base) if base >= 0 and e.offset is not None
+                             else None, path=f"{path}.{e.path}" if e.path else path)
+    return err
+
+
+def iter_batches(data: bytes, *, verify_crc: bool = True,
+                 allow_truncated_tail: bool = False) -> Iterator[tuple[int, RecordBatch]]:
+    """Each ``(file position, batch)`` of a log segment or snapshot file.
+
+    A partial batch at the very end (what a crash leaves) ends the iteration when
+    ``allow_truncated_tail``; otherwise it is a :class:`CorruptRecordError`.
+    """
+    if type(data) is not bytes:
+        data = bytes(data)
+    pos = 0
+    n = len(data)
+    while pos < n:
+        if allow_truncated_tail:
+            if n - pos < HEADER_SIZE:
+                return
+            (length,) = struct.unpack_from(">i", data, pos + 8)
+            if length > 0 and pos + LOG_OVERHEAD + length > n:
+                return
+        batch, nxt = decode_batch(data, pos, verify_crc=verify_crc)
+        yield pos, batch
+        pos = nxt
+
+
+# ---------------------------------------------------------------- encoding
+
+
+def _encode_record(r: Record) -> bytes:
+    body = bytearray()
+    body.append(r.attributes & 0xFF)
+    body += varlong_bytes(r.timestamp_delta)
+    body += varint_bytes(r.offset_delta)
+    if r.key is None:
+        body += b"\x01"  # varint(-1)
+    else:
+        body += varint_bytes(len(r.key))
+        body += r.key
+    if r.value is None:
+        body += b"\x01"
+    else:
+        body += varint_bytes(len(r.value))
+        body += r.value
+    body += varint_bytes(len(r.headers))
+    for h in r.headers:
+        kb = h.key.encode("utf-8")
+        body += varint_bytes(len(kb))
+        body += kb
+        if h.value is None:
+            body += b"\x01"
+        else:
+            body += varint_bytes(len(h.value))
+            body += h.value
+    return varint_bytes(len(body)) + bytes(body)
+
+
+def encode_batch(b: RecordBatch) -> bytes:
+    """The batch's bytes with batchLength and CRC computed (Kafka's layout exactly)."""
+    if b.magic != 2:
+        raise EncodeError(f"only magic 2 batches can be written, not {b.magic}")
+    body = b"".join([_encode_record(r) for r in b.records])
+    codec = b.attributes & 7
+    if codec == 1:
+        body = gzip.compress(body)
+    elif codec:
+        raise EncodeError(f"compression {COMPRESSION_NAMES.get(codec, codec)} is not supported")
+    last_delta = b.last_offset_delta if b.last_offset_delta >= 0 else len(b.records) - 1
+    try:
+        head = HEADER.pack(b.base_offset, HEADER_SIZE - LOG_OVERHEAD + len(body),
+                           b.partition_leader_epoch, 2, 0, b.attributes, last_delta,
+                           b.base_timestamp, b.max_timestamp, b.producer_id, b.producer_epoch,
+                           b.base_sequence, len(b.records))
+    except struct.error as e:
+        raise EncodeError(f"record batch header: {e}") from None
+    crc = crc32c(head[CRC_START:] + body)
+    return head[:17] + struct.pack(">I", crc) + head[CRC_START:] + body
+
+
+def encode_batches(batches: Iterable[RecordBatch]) -> bytes:
+    return b"".join(encode_batch(b) for b in batches)

@@ -1,0 +1,47 @@
+"""A tree of named random streams grown from one seed.
+
+Each stream is a :class:`random.Random` seeded by hashing the root seed with the stream's path
+(``("network", "link-1-2")``). Streams are independent of each other and of the order in which
+they are created, so a new consumer of randomness never shifts the numbers an old one sees, and
+the same seed gives the same numbers in every process (no ``hash()``, whose value for a str changes
+from one process to the next).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+
+from kraft_testkit.sim.errors import InvalidArgument
+
+
+def check_seed(seed: object) -> int:
+    """Return ``seed`` if it is a plain int; a clear error otherwise."""
+    if type(seed) is not int:
+        raise InvalidArgument(f"seed must be an int, got {type(seed).__name__} {seed!r}")
+    return seed
+
+
+def _derive(seed: int, path: tuple[str, ...]) -> int:
+    canonical = json.dumps([seed, *path], separators=(",", ":")).encode()
+    return int.from_bytes(hashlib.sha256(canonical).digest(), "big")
+
+
+class RngTree(random.Random):
+    """A ``random.Random`` that can also grow named children: ``tree.child("network")``."""
+
+    def __init__(self, seed: int, path: tuple[str, ...] = ()) -> None:
+        self.root_seed = check_seed(seed)
+        self.path = path
+        super().__init__(_derive(seed, path))
+
+    def child(self, *names: str | int) -> RngTree:
+        """The stream at ``path + names``; the same names always give the same stream."""
+        for name in names:
+            if type(name) not in (str, int):
+                raise InvalidArgument(f"stream names are str or int, got {name!r}")
+        return RngTree(self.root_seed, self.path + tuple(str(n) for n in names))
+
+    def __repr__(self) -> str:
+        return f"RngTree(seed={self.root_seed}, path={'/'.join(self.path) or '/'})"

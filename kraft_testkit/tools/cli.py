@@ -1,0 +1,62 @@
+"""The ``kraft-testkit`` command line."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ..errors import KraftError
+
+
+def _dump_log(args: argparse.Namespace) -> int:
+    from .dump_log import dump_file
+
+    status = 0
+    for path in args.paths:
+        try:
+            dump_file(path, sys.stdout, decode=args.cluster_metadata_decoder,
+                      skip_record_metadata=args.skip_record_metadata, prerelease=args.prerelease)
+        except KraftError as e:
+            sys.stdout.flush()
+            print(f"kraft-testkit dump-log: {path}: {e}", file=sys.stderr)
+            status = 1
+        except BrokenPipeError:
+            raise
+        except OSError as e:
+            print(f"kraft-testkit dump-log: {path}: {e.strerror or e}", file=sys.stderr)
+            status = 1
+    return status
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="kraft-testkit",
+        description="An in-process, deterministic Kafka KRaft cluster for tests, and its tools.")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("dump-log", help="print a metadata log segment or snapshot file",
+                       description="Print the batches and records of Kafka log segments (.log) "
+                                   "and snapshots (.checkpoint), like Kafka's dump tool.")
+    p.add_argument("paths", nargs="+", metavar="PATH")
+    p.add_argument("--cluster-metadata-decoder", action="store_true",
+                   help="decode each record as a metadata or control record")
+    p.add_argument("--skip-record-metadata", action="store_true",
+                   help="print only the payload of each record")
+    p.add_argument("--prerelease", action="store_true",
+                   help="decode the pre-release record shapes of Kafka trunk, late 2023")
+    p.set_defaults(func=_dump_log)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except BrokenPipeError:
+        return 0
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
