@@ -1,0 +1,1 @@
+"""pytest plugin for kraft_testkit: fixtures, markers and options (entry point ``pytest11``)."""
