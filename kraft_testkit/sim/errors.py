@@ -8,19 +8,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-try:
-    from kraft_testkit.errors import KraftError
-except ModuleNotFoundError:  # the project-wide root does not exist yet: stand in for it
-
-    class KraftError(Exception):  # type: ignore[no-redef]
-        """Root of every error the kit raises."""
+from kraft_testkit.errors import ConfigError, KraftError
 
 
 class SimulationError(KraftError):
     """Root of the simulator's errors."""
 
 
-class InvalidArgument(SimulationError, ValueError):
+class InvalidArgument(SimulationError, ConfigError):
     """A caller passed a value the simulator cannot use (bad seed, probability, latency...)."""
 
 
@@ -76,7 +71,9 @@ class InvariantViolation(_Replayable):
         self.detail = detail
         super().__init__(
             f"invariant {invariant!r} violated: {detail}",
-            seed=seed, now_ms=now_ms, trace_tail=trace_tail,
+            seed=seed,
+            now_ms=now_ms,
+            trace_tail=trace_tail,
         )
 
 

@@ -43,5 +43,8 @@ class RngTree(random.Random):
                 raise InvalidArgument(f"stream names are str or int, got {name!r}")
         return RngTree(self.root_seed, self.path + tuple(str(n) for n in names))
 
+    def __reduce__(self) -> tuple[object, ...]:  # copy and pickle keep the path and the position
+        return (RngTree, (self.root_seed, self.path), self.getstate())
+
     def __repr__(self) -> str:
         return f"RngTree(seed={self.root_seed}, path={'/'.join(self.path) or '/'})"

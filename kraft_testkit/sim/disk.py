@@ -1,0 +1,192 @@
+"""Simulated disks with fsync semantics.
+
+A disk holds what a read sees now and remembers what is durable (synced). A crash forgets
+everything that was never synced, except that a file which only grew since its last sync may keep
+a random prefix of its unsynced tail: a torn write, cut at any byte. ``Replace`` is atomic
+(write-temp-then-rename) and so never torn.
+
+The :class:`Disk` protocol is deliberately small so a second backend can mirror the same files to a
+real directory (Kafka's layout) without the simulator noticing.
+"""
+
+from __future__ import annotations
+
+import random
+from types import MappingProxyType
+from typing import Protocol
+
+from kraft_testkit.sim.errors import DiskError
+from kraft_testkit.sim.node import Append, Delete, DiskOp, DiskView, Replace, Truncate
+
+_BYTES = (bytes, bytearray, memoryview)
+_OPS = (Append, Truncate, Replace, Delete)
+
+
+class Disk(Protocol):
+    """What the simulator needs from a disk backend."""
+
+    def apply(self, op: DiskOp) -> None:
+        """Perform one write; it is visible at once and durable only after :meth:`sync`."""
+
+    def sync(self) -> None:
+        """Make every write so far durable (fsync of all dirty files and their directory)."""
+
+    def crash(self, rng: random.Random, torn_tail_probability: float) -> None:
+        """Lose what was never synced; a grown file may keep a torn prefix of its unsynced tail."""
+
+    def wipe(self) -> None:
+        """Replace the disk by an empty one."""
+
+    def view(self) -> DiskView:
+        """Read-only snapshot of every file's current content, by name."""
+
+    def durable(self) -> dict[str, bytes]:
+        """What a crash is sure to keep (torn tails aside), by name."""
+
+
+def check_file_name(name: object) -> str:
+    """A relative path without ``..``: valid in memory and as a path under a data directory."""
+    if type(name) is not str or not name or "\x00" in name:
+        raise DiskError(f"file names are non-empty str without NUL, got {name!r}")
+    if name.startswith("/") or ".." in name.split("/"):
+        raise DiskError(f"file name {name!r} must be relative and stay inside the data directory")
+    return name
+
+
+def _check_data(op: Append | Replace) -> None:
+    if not isinstance(op.data, _BYTES):
+        raise DiskError(
+            f"{type(op).__name__} to {op.file!r} needs bytes, got {type(op.data).__name__}"
+        )
+
+
+class _File:
+    """One file: its current bytes and how to get back to its durable state.
+
+    While the file only grew since its last sync, the durable content is ``data[:synced_len]`` and
+    no copy is made (the hot case: a log appended to and synced over and over). The first other
+    change saves the durable content in ``before`` (None: the file did not durably exist).
+    """
+
+    __slots__ = ("before", "data", "rewritten", "synced_len")
+
+    def __init__(self) -> None:
+        self.data: bytearray | None = bytearray()
+        self.synced_len = 0
+        self.rewritten = True
+        self.before: bytes | None = None
+
+    def save_durable(self) -> None:
+        if not self.rewritten:
+            assert self.data is not None
+            self.before = bytes(self.data[: self.synced_len])
+            self.rewritten = True
+
+    def mark_synced(self) -> None:
+        assert self.data is not None
+        self.synced_len = len(self.data)
+        self.rewritten = False
+        self.before = None
+
+    def durable_content(self) -> bytes | None:
+        if self.rewritten:
+            return self.before
+        assert self.data is not None
+        return bytes(self.data[: self.synced_len])
+
+
+class MemoryDisk:
+    """A disk in memory. Files are flat names (``"__cluster_metadata-0/0000.log"`` is one name)."""
+
+    __slots__ = ("_dirty", "_files")
+
+    def __init__(self) -> None:
+        self._files: dict[str, _File] = {}
+        self._dirty: dict[
+            str, None
+        ] = {}  # insertion-ordered: crashes draw randomness in a stable order
+
+    def apply(self, op: DiskOp) -> None:
+        if not isinstance(op, _OPS):
+            raise DiskError(f"not a disk operation: {op!r} (use Append, Truncate, Replace, Delete)")
+        name = op.file
+        f = self._files.get(name)
+        if isinstance(op, Append):
+            _check_data(op)
+            if f is None:
+                f = self._files[check_file_name(name)] = _File()
+            if f.data is None:  # deleted, and now created again
+                f.data = bytearray()
+            f.data += op.data
+        elif isinstance(op, Replace):
+            _check_data(op)
+            if f is None:
+                f = self._files[check_file_name(name)] = _File()
+            f.save_durable()
+            f.data = bytearray(op.data)
+        elif isinstance(op, Truncate):
+            if f is None or f.data is None:
+                raise DiskError(f"cannot truncate {name!r}: no such file")
+            if type(op.size) is not int or not 0 <= op.size <= len(f.data):
+                raise DiskError(
+                    f"cannot truncate {name!r} ({len(f.data)} bytes) to {op.size!r} bytes"
+                )
+            if op.size < f.synced_len:
+                f.save_durable()
+            del f.data[op.size :]
+        else:
+            if f is None or f.data is None:
+                raise DiskError(f"cannot delete {name!r}: no such file")
+            f.save_durable()
+            f.data = None
+        self._dirty[name] = None
+
+    def sync(self) -> None:
+        files = self._files
+        for name in self._dirty:
+            f = files[name]
+            if f.data is None:
+                del files[name]
+            else:
+                f.mark_synced()
+        self._dirty.clear()
+
+    def crash(self, rng: random.Random, torn_tail_probability: float) -> None:
+        files = self._files
+        for name in self._dirty:
+            f = files[name]
+            if f.rewritten:
+                if f.before is None:
+                    del files[name]
+                    continue
+                f.data = bytearray(f.before)
+            else:
+                assert f.data is not None
+                keep = f.synced_len
+                unsynced = len(f.data) - keep
+                if unsynced and torn_tail_probability and rng.random() < torn_tail_probability:
+                    keep += rng.randint(1, unsynced)
+                del f.data[keep:]
+            f.mark_synced()
+        self._dirty.clear()
+
+    def wipe(self) -> None:
+        self._files.clear()
+        self._dirty.clear()
+
+    def view(self) -> DiskView:
+        files = self._files
+        return MappingProxyType(
+            {name: bytes(data) for name in sorted(files) if (data := files[name].data) is not None}
+        )
+
+    def durable(self) -> dict[str, bytes]:
+        out = {}
+        for name in sorted(self._files):
+            content = self._files[name].durable_content()
+            if content is not None:
+                out[name] = content
+        return out
+
+    def __repr__(self) -> str:
+        return f"MemoryDisk({len(self._files)} files, {len(self._dirty)} unsynced)"

@@ -1,0 +1,302 @@
+"""A node process: runs one node's logic against its disk, its clock and the network.
+
+The process is the only place that calls node code and applies the :class:`Effects` it returns
+(disk writes, fsync, sends, timer; in that order, so a node persists before it sends). It also
+plays the operating system's part in faults: crash (unsynced writes are lost), graceful stop,
+restart over the recovered disk, pause (SIGSTOP: messages queue, timers fire late) and clock skew.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+
+from kraft_testkit.sim.disk import Disk
+from kraft_testkit.sim.errors import EffectsError, InvalidArgument, NodeStateError
+from kraft_testkit.sim.network import Network, Packet
+from kraft_testkit.sim.node import (
+    NEVER,
+    Append,
+    DiskOp,
+    Effects,
+    NodeContext,
+    NodeFactory,
+    Replace,
+    StateMachine,
+    Truncate,
+)
+from kraft_testkit.sim.rng import RngTree
+from kraft_testkit.sim.scheduler import Handle, Scheduler
+from kraft_testkit.sim.trace import Trace
+
+
+class ProcessState(Enum):
+    NEW = "new"  # added, never started
+    RUNNING = "running"
+    PAUSED = "paused"  # alive but frozen: nothing runs until resumed
+    STOPPED = "stopped"  # shut down gracefully: everything was synced
+    KILLED = "killed"  # crashed: unsynced writes are gone
+
+
+def _describe_op(op: DiskOp) -> str:
+    kind = type(op)
+    if kind is Append:
+        return f"append {op.file} +{len(op.data)}"  # type: ignore[union-attr]
+    if kind is Replace:
+        return f"replace {op.file} ={len(op.data)}"  # type: ignore[union-attr]
+    if kind is Truncate:
+        return f"truncate {op.file} @{op.size}"  # type: ignore[union-attr]
+    return f"delete {op.file}"
+
+
+class Process:
+    """One node: its state machine (while up), its disk, its clock and its single timer."""
+
+    __slots__ = (
+        "_crash_rng",
+        "_factory",
+        "_inbox",
+        "_network",
+        "_redeliver_cb",
+        "_rng",
+        "_sched",
+        "_skew_ms",
+        "_timer",
+        "_timer_cb",
+        "_timer_node_ms",
+        "_timer_overdue",
+        "_trace",
+        "disk",
+        "incarnation",
+        "machine",
+        "node_id",
+        "state",
+        "up",
+    )
+
+    def __init__(
+        self,
+        node_id: int,
+        factory: NodeFactory,
+        disk: Disk,
+        *,
+        scheduler: Scheduler,
+        network: Network,
+        trace: Trace,
+        rng: RngTree,
+        skew_ms: int = 0,
+    ) -> None:
+        if not callable(factory):
+            raise InvalidArgument(f"node {node_id}: the factory must be callable, got {factory!r}")
+        self.node_id = node_id
+        self.state = ProcessState.NEW
+        self.up = False
+        self.incarnation = 0
+        self.machine: StateMachine | None = None
+        self.disk = disk
+        self._factory = factory
+        self._sched = scheduler
+        self._network = network
+        self._trace = trace
+        self._rng = rng.child("node")
+        self._crash_rng = rng.child("crash")
+        self._skew_ms = 0
+        self._timer: Handle | None = None
+        self._timer_node_ms: int | None = None
+        self._timer_overdue = False
+        self._inbox: list[Packet] = []
+        self._timer_cb = self._fire_timer
+        self._redeliver_cb = self._redeliver
+        self.skew_ms = skew_ms
+
+    # ---- clock -------------------------------------------------------------------------------
+
+    @property
+    def clock_ms(self) -> int:
+        """The time the node sees: virtual time plus its skew."""
+        return self._sched.now_ms + self._skew_ms
+
+    @property
+    def skew_ms(self) -> int:
+        return self._skew_ms
+
+    @skew_ms.setter
+    def skew_ms(self, skew_ms: int) -> None:
+        """Move the node's clock; a pending wake-up keeps its time on the node's clock."""
+        if type(skew_ms) is not int:
+            raise InvalidArgument(f"clock skew must be an int of ms, got {skew_ms!r}")
+        if skew_ms != self._skew_ms:
+            self._trace.record(self._sched.now_ms, "skew", self.node_id, None, f"{skew_ms:+d} ms")
+        self._skew_ms = skew_ms
+        if self._timer is not None and self._timer_node_ms is not None:
+            self._arm_timer(self._timer_node_ms)
+
+    # ---- lifecycle ---------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Build a fresh state machine over the recovered disk and run its ``on_start``."""
+        if self.up:
+            raise NodeStateError(f"node {self.node_id} is already {self.state.value}")
+        self.incarnation += 1
+        context = NodeContext(
+            self.node_id, self.disk.view(), self._rng.child(self.incarnation), self.incarnation
+        )
+        self._trace.record(
+            self._sched.now_ms, "start", self.node_id, None, f"incarnation {self.incarnation}"
+        )
+        machine = self._factory(context)
+        for method in ("on_start", "on_message", "on_timer"):
+            if not callable(getattr(machine, method, None)):
+                raise EffectsError(
+                    f"node {self.node_id}: the factory built {machine!r}, which has no {method}()"
+                )
+        self.machine = machine
+        self.state = ProcessState.RUNNING
+        self.up = True
+        self._apply(machine.on_start(self.clock_ms))
+
+    def stop(self) -> None:
+        """Graceful shutdown: everything written is synced, then the process is gone."""
+        self._require_up("stop")
+        self.disk.sync()
+        self._go_down(ProcessState.STOPPED)
+
+    def kill(self, torn_tail_probability: float) -> None:
+        """Crash: unsynced writes are lost, the tail of an unsynced append may survive torn."""
+        self._require_up("kill")
+        self._go_down(ProcessState.KILLED)
+        self.disk.crash(self._crash_rng, torn_tail_probability)
+
+    def pause(self) -> None:
+        """Freeze the process: messages queue at its door, its timer fires only once resumed."""
+        if self.state is not ProcessState.RUNNING:
+            raise NodeStateError(f"cannot pause node {self.node_id}: it is {self.state.value}")
+        self.state = ProcessState.PAUSED
+        self._trace.record(self._sched.now_ms, "pause", self.node_id)
+
+    def resume(self) -> None:
+        """Thaw: an overdue timer fires first, then the queued messages, all at this instant."""
+        if self.state is not ProcessState.PAUSED:
+            raise NodeStateError(f"cannot resume node {self.node_id}: it is {self.state.value}")
+        self.state = ProcessState.RUNNING
+        self._trace.record(
+            self._sched.now_ms, "resume", self.node_id, None, f"{len(self._inbox)} queued"
+        )
+        now = self._sched.now_ms
+        tie = None
+        if self._timer_overdue:
+            self._timer_overdue = False
+            self._timer = self._sched.call_at(now, self._timer_cb)
+            tie = Scheduler.tie_of(self._timer)
+        for packet in self._inbox:
+            tie = Scheduler.tie_of(self._sched.call_at(now, self._redeliver_cb, packet, tie))
+        self._inbox.clear()
+
+    def wipe(self) -> None:
+        """Replace the disk by an empty one (a lost volume); only while the node is down."""
+        if self.up:
+            raise NodeStateError(
+                f"cannot wipe node {self.node_id} while it is {self.state.value}: stop or kill it first"
+            )
+        self.disk.wipe()
+        self._trace.record(self._sched.now_ms, "wipe", self.node_id)
+
+    def _require_up(self, action: str) -> None:
+        if not self.up:
+            raise NodeStateError(f"cannot {action} node {self.node_id}: it is {self.state.value}")
+
+    def _go_down(self, state: ProcessState) -> None:
+        if self._timer is not None:
+            Scheduler.cancel(self._timer)
+        self._timer = None
+        self._timer_node_ms = None
+        self._timer_overdue = False
+        self._inbox.clear()
+        self.machine = None
+        self.state = state
+        self.up = False
+        self._trace.record(
+            self._sched.now_ms, "stop" if state is ProcessState.STOPPED else "kill", self.node_id
+        )
+
+    # ---- events ------------------------------------------------------------------------------
+
+    def receive(self, packet: Packet) -> None:
+        """A message reached the node's door (the network checked it is up and for this incarnation)."""
+        now = self._sched.now_ms
+        if self.state is ProcessState.PAUSED:
+            self._inbox.append(packet)
+            self._trace.record(now, "queue", self.node_id, packet.src, type(packet.msg).__name__)
+            return
+        self._trace.record(now, "recv", self.node_id, packet.src, type(packet.msg).__name__)
+        machine = self.machine
+        assert machine is not None  # up and not paused: running
+        self._apply(machine.on_message(packet.src, packet.msg, now + self._skew_ms))
+
+    def _redeliver(self, packet: Packet) -> None:
+        if not self.up or packet.incarnation != self.incarnation:
+            self._trace.record(
+                self._sched.now_ms, "vanish", packet.src, self.node_id, type(packet.msg).__name__
+            )
+            return
+        self.receive(packet)
+
+    def _fire_timer(self, _: object) -> None:
+        self._timer = None
+        if self.state is ProcessState.PAUSED:
+            self._timer_overdue = True
+            return
+        self._timer_node_ms = None
+        self._trace.record(self._sched.now_ms, "timer", self.node_id)
+        machine = self.machine
+        assert machine is not None  # timers are cancelled when the process goes down
+        self._apply(machine.on_timer(self._sched.now_ms + self._skew_ms))
+
+    def _arm_timer(self, node_ms: int) -> None:
+        if self._timer is not None:
+            Scheduler.cancel(self._timer)
+            self._timer = None
+        if node_ms >= NEVER:
+            self._timer_node_ms = None
+            return
+        self._timer_node_ms = node_ms
+        at = node_ms - self._skew_ms
+        now = self._sched.now_ms
+        self._timer = self._sched.call_at(max(now, at), self._timer_cb)
+
+    def _apply(self, effects: Effects | None) -> None:
+        """Perform what the node asked for: writes, fsync, sends, timer (persist before send)."""
+        if effects is None:
+            return
+        if type(effects) is not Effects:
+            raise EffectsError(
+                f"node {self.node_id} returned {type(effects).__name__}; node methods return Effects or None"
+            )
+        node_id = self.node_id
+        if effects.writes or effects.sync:
+            disk = self.disk
+            for op in effects.writes:
+                disk.apply(op)
+            if effects.sync:
+                disk.sync()
+            detail = ", ".join(map(_describe_op, effects.writes))
+            if effects.sync:
+                detail = f"{detail}, sync" if detail else "sync"
+            self._trace.record(self._sched.now_ms, "disk", node_id, None, detail)
+        if effects.sends:
+            send = self._network.send
+            for dst, msg in effects.sends:
+                if type(dst) is not int:
+                    raise EffectsError(
+                        f"node {node_id} sent {type(msg).__name__} to {dst!r}; destinations are node ids (int)"
+                    )
+                send(node_id, dst, msg)
+        timer_ms = effects.timer_ms
+        if timer_ms is not None:
+            if type(timer_ms) is not int:
+                raise EffectsError(
+                    f"node {node_id} asked for a timer at {timer_ms!r}; timer_ms is an int of ms, None or NEVER"
+                )
+            self._arm_timer(timer_ms)
+
+    def __repr__(self) -> str:
+        return f"Process(node={self.node_id}, {self.state.value}, incarnation={self.incarnation})"

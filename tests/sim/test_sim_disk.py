@@ -1,0 +1,112 @@
+"""The memory disk: what a crash keeps, what it loses, what it tears."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from kraft_testkit.sim import Append, Delete, DiskError, MemoryDisk, Replace, Truncate
+
+
+def _disk(*ops, sync=True) -> MemoryDisk:
+    disk = MemoryDisk()
+    for op in ops:
+        disk.apply(op)
+    if sync:
+        disk.sync()
+    return disk
+
+
+def test_writes_are_visible_at_once_and_durable_after_sync():
+    disk = _disk(Append("log", b"ab"), Replace("meta", b"m1"))
+    disk.apply(Append("log", b"cd"))
+    assert disk.view() == {"log": b"abcd", "meta": b"m1"}
+    assert disk.durable() == {"log": b"ab", "meta": b"m1"}
+    disk.sync()
+    assert disk.durable() == {"log": b"abcd", "meta": b"m1"}
+
+
+def test_crash_loses_every_unsynced_change():
+    disk = _disk(Append("log", b"abcdef"), Replace("meta", b"m1"), Append("gone", b"x"))
+    disk.apply(Truncate("log", 2))
+    disk.apply(Append("log", b"XY"))
+    disk.apply(Replace("meta", b"m2"))
+    disk.apply(Delete("gone"))
+    disk.apply(Append("new", b"never synced"))
+    disk.crash(random.Random(1), torn_tail_probability=1.0)  # rewritten files never tear
+    assert disk.view() == {"gone": b"x", "log": b"abcdef", "meta": b"m1"}
+
+
+def test_torn_tail_keeps_a_random_prefix_of_unsynced_appends():
+    kept = set()
+    for seed in range(200):
+        disk = _disk(Append("log", b"synced|"))
+        disk.apply(Append("log", b"0123456789"))
+        disk.crash(random.Random(seed), torn_tail_probability=0.5)
+        content = disk.view()["log"]
+        assert content.startswith(b"synced|") and b"synced|0123456789".startswith(content)
+        kept.add(len(content) - 7)
+    assert 0 in kept and 10 in kept and len(kept) > 5  # lost, whole, and torn in between
+    disk = _disk(Append("log", b"s"))
+    disk.apply(Append("log", b"tail"))
+    disk.crash(random.Random(0), torn_tail_probability=0.0)
+    assert disk.view() == {"log": b"s"}
+
+
+def test_after_a_crash_what_survived_is_durable():
+    disk = _disk(Append("log", b"a"))
+    disk.apply(Append("log", b"bcd"))
+    disk.crash(random.Random(3), torn_tail_probability=1.0)
+    survived = disk.view()
+    assert disk.durable() == survived
+    disk.crash(random.Random(4), torn_tail_probability=1.0)
+    assert disk.view() == survived
+
+
+def test_truncate_within_the_unsynced_tail_keeps_append_only_tracking():
+    disk = _disk(Append("log", b"ab"))
+    disk.apply(Append("log", b"cdef"))
+    disk.apply(Truncate("log", 3))
+    assert disk.durable() == {"log": b"ab"}
+    disk.crash(random.Random(0), torn_tail_probability=0.0)
+    assert disk.view() == {"log": b"ab"}
+
+
+def test_wipe_and_delete_then_recreate():
+    disk = _disk(Append("a", b"1"))
+    disk.apply(Delete("a"))
+    disk.apply(Append("a", b"2"))
+    assert disk.view() == {"a": b"2"} and disk.durable() == {"a": b"1"}
+    disk.sync()
+    assert disk.durable() == {"a": b"2"}
+    disk.wipe()
+    assert disk.view() == {} and disk.durable() == {}
+
+
+def test_view_is_a_read_only_sorted_snapshot():
+    disk = _disk(Append("b", b"1"), Append("a", b"2"))
+    view = disk.view()
+    disk.apply(Append("a", b"3"))
+    assert list(view) == ["a", "b"] and view["a"] == b"2"
+    with pytest.raises(TypeError):
+        view["a"] = b""  # type: ignore[index]
+
+
+@pytest.mark.parametrize(
+    "op, message",
+    [
+        (Truncate("nope", 0), "no such file"),
+        (Truncate("log", 99), "to 99 bytes"),
+        (Delete("nope"), "no such file"),
+        (Append("../escape", b""), "inside the data directory"),
+        (Append("/abs", b""), "relative"),
+        (Append("", b""), "non-empty"),
+        (Append("log", "text"), "needs bytes"),
+        ("not an op", "not a disk operation"),
+    ],
+)
+def test_bad_operations_raise_disk_errors(op, message):
+    disk = _disk(Append("log", b"abc"))
+    with pytest.raises(DiskError, match=message):
+        disk.apply(op)  # type: ignore[arg-type]
