@@ -1,0 +1,112 @@
+"""Controller and broker settings under Kafka's configuration names, with Kafka's released defaults.
+
+The seeds (KIP-631 drafts) used other defaults (broker.session.timeout.ms 18000,
+broker.heartbeat.interval.ms 3000); ``NodeConfig.from_kafka(..., seed_defaults=True)`` gives those.
+``broker.heartbeat.timeout.ms`` is KIP-343's broker-side timeout (not in released Kafka): a broker
+that cannot reach the active controller for that long fences itself. It must exceed the
+controller's session timeout so a broker never fences itself before the controller would; unless
+set, it is twice ``broker.session.timeout.ms``.
+Raft settings (``controller.quorum.*``) live in :mod:`kraft_testkit.raft.config`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, fields, replace
+
+from .errors import ConfigError
+
+_INT_MAX = 0x7FFFFFFF
+
+
+@dataclass(frozen=True, slots=True)
+class NodeConfig:
+    """Everything a controller or broker reads, by attribute; build with :meth:`from_kafka`."""
+
+    # controller side
+    broker_session_timeout_ms: int = 9000
+    metadata_max_idle_interval_ms: int = 500
+    snapshot_max_new_record_bytes: int = 20 * 1024 * 1024
+    num_partitions: int = 1
+    default_replication_factor: int = 1
+    unclean_leader_election_enable: bool = False
+    # broker side
+    broker_heartbeat_interval_ms: int = 2000
+    broker_heartbeat_timeout_ms: int = 18000
+    initial_broker_registration_timeout_ms: int = 60000
+    replica_lag_time_max_ms: int = 30000
+    replica_fetch_backoff_ms: int = 1000
+    controlled_shutdown_enable: bool = True
+
+    @classmethod
+    def from_kafka(cls, overrides: Mapping[str, object] | None = None, *,
+                   seed_defaults: bool = False) -> "NodeConfig":
+        """Defaults (released Kafka's, or the seeds') with ``overrides`` by Kafka name."""
+        base = cls(broker_session_timeout_ms=18000, broker_heartbeat_interval_ms=3000,
+                   broker_heartbeat_timeout_ms=36000) if seed_defaults else cls()
+        values = {}
+        for key, raw in (overrides or {}).items():
+            spec = KEYS.get(key)
+            if spec is None:
+                raise ConfigError(f"unknown configuration key {key!r}; known keys: "
+                                  f"{', '.join(sorted(KEYS))}")
+            attr, kind, low = spec
+            values[attr] = _bool(key, raw) if kind is bool else _int(key, raw, low)
+        if "broker_heartbeat_timeout_ms" not in values:  # follows the session timeout unless set
+            session = values.get("broker_session_timeout_ms", base.broker_session_timeout_ms)
+            values["broker_heartbeat_timeout_ms"] = min(2 * session, _INT_MAX)
+        config = replace(base, **values)
+        config.validate()
+        return config
+
+    def validate(self) -> None:
+        for key, (attr, kind, low) in KEYS.items():
+            value = getattr(self, attr)
+            _bool(key, value) if kind is bool else _int(key, value, low)
+        if self.broker_heartbeat_timeout_ms <= self.broker_session_timeout_ms:
+            raise ConfigError(
+                f"broker.heartbeat.timeout.ms ({self.broker_heartbeat_timeout_ms}) must be greater "
+                f"than broker.session.timeout.ms ({self.broker_session_timeout_ms}): a broker must "
+                "not fence itself before the controller would (KIP-343)")
+        if self.broker_heartbeat_interval_ms >= self.broker_session_timeout_ms:
+            raise ConfigError(
+                f"broker.heartbeat.interval.ms ({self.broker_heartbeat_interval_ms}) must be less "
+                f"than broker.session.timeout.ms ({self.broker_session_timeout_ms})")
+
+    def to_kafka(self) -> dict[str, object]:
+        return {key: getattr(self, attr) for key, (attr, _, _) in KEYS.items()}
+
+
+#: Kafka name -> (attribute, type, smallest allowed value)
+KEYS: dict[str, tuple[str, type, int]] = {
+    "broker.session.timeout.ms": ("broker_session_timeout_ms", int, 1),
+    "metadata.max.idle.interval.ms": ("metadata_max_idle_interval_ms", int, 0),
+    "metadata.log.max.record.bytes.between.snapshots": ("snapshot_max_new_record_bytes", int, 1),
+    "num.partitions": ("num_partitions", int, 1),
+    "default.replication.factor": ("default_replication_factor", int, 1),
+    "unclean.leader.election.enable": ("unclean_leader_election_enable", bool, 0),
+    "broker.heartbeat.interval.ms": ("broker_heartbeat_interval_ms", int, 1),
+    "broker.heartbeat.timeout.ms": ("broker_heartbeat_timeout_ms", int, 1),
+    "initial.broker.registration.timeout.ms": ("initial_broker_registration_timeout_ms", int, 1),
+    "replica.lag.time.max.ms": ("replica_lag_time_max_ms", int, 1),
+    "replica.fetch.backoff.ms": ("replica_fetch_backoff_ms", int, 0),
+    "controlled.shutdown.enable": ("controlled_shutdown_enable", bool, 0),
+}
+assert {a for a, _, _ in KEYS.values()} == {f.name for f in fields(NodeConfig)}
+
+
+def _int(key: str, raw: object, low: int) -> int:
+    value = raw
+    if type(raw) is str and raw.strip().lstrip("-").isdigit():
+        value = int(raw)
+    if type(value) is not int or not low <= value <= _INT_MAX:
+        raise ConfigError(f"{key} must be an integer in [{low}, {_INT_MAX}], got {raw!r}")
+    return value
+
+
+def _bool(key: str, raw: object) -> bool:
+    if isinstance(raw, bool):
+        return raw
+    if isinstance(raw, str) and raw.lower() in ("true", "false"):
+        return raw.lower() == "true"
+    raise ConfigError(f"{key} must be true or false, got {raw!r}")
