@@ -236,7 +236,7 @@ def _make_new(cls: type, fields: tuple[FieldSpec, ...], defaults: tuple) -> Call
         ns[f"_d{i}"] = defaults[i]
         params.append(f"{n}=_d{i}")
         if f.is_array:
-            conv = "_norm_uuid" if f.element_type == "uuid" else None
+            conv = _norm_uuid if f.element_type == "uuid" else None
             ns[f"_c{i}"] = conv
             body.append(f"    if {n} is not None and type({n}) is not tuple: {n} = _norm_arr({n}, _c{i})")
         elif f.type == "uuid":
@@ -313,7 +313,7 @@ def _gen_struct(cls: type[Message], version: int) -> None:
         "_pack": struct.pack, "_DecodeError": DecodeError, "_EncodeError": EncodeError,
         "_UVE": UnsupportedVersionError, "_NAMES": [f.name for f in cls._field_specs],
         "_lowlevel": _lowlevel_error, "_structs": root.STRUCTS, "_root": root,
-        "_tagsort": itemgetter(0), "_version": version,
+        "_tagsort": itemgetter(0), "_version": version, "_StructError": struct.error,
     }
     # structs referenced by name resolve lazily (they are generated in the same pass)
     dec_src = _gen_decoder(cls, version, ns)
@@ -436,7 +436,7 @@ def _gen_decoder(cls: type[Message], v: int, ns: dict) -> str:
         "        _p = _NAMES[_i] if _i < len(_NAMES) else '_tagged_fields'\n"
         "        if _j >= 0: _p = _p + '[' + str(_j) + ']'\n"
         "        raise e.within(_p) from None\n"
-        "    except (IndexError, ValueError, TypeError, OverflowError) as e:\n"
+        "    except (IndexError, ValueError, TypeError, OverflowError, _StructError) as e:\n"
         "        _p = _NAMES[_i] if _i < len(_NAMES) else '_tagged_fields'\n"
         "        if _j >= 0: _p = _p + '[' + str(_j) + ']'\n"
         "        raise _lowlevel(e, pos, _p) from None\n"
@@ -566,12 +566,19 @@ def _gen_encoder(cls: type[Message], v: int, ns: dict) -> str:
     fields = cls._field_specs
     tagged: list[tuple[int, FieldSpec, int]] = []
     run: list[int] = []
+    runs: dict[int, tuple] = {}  # first field of a packed run -> (field, packer) of each member
 
     def flush_run() -> None:
         if not run:
             return
         fmt = ">" + "".join(P.FIXED[fields[k].type][0] for k in run)
         st = s.const(struct.Struct(fmt).pack, "st")
+        runs[run[0]] = tuple((k, struct.Struct(">" + P.FIXED[fields[k].type][0]).pack)
+                             for k in run)
+        for k in run:  # struct's '?' would take any object by truthiness; Kafka's bools are strict
+            if fields[k].type == "bool":
+                s(f"if type(o[{k}]) is not bool: _i = {k}; raise _EncodeError("
+                  f"'expected True or False, got ' + repr(o[{k}]))")
         s(f"_i = {run[0]}")
         s(f"out += {st}({', '.join(f'o[{k}]' for k in run)})")
         run.clear()
@@ -616,6 +623,10 @@ def _gen_encoder(cls: type[Message], v: int, ns: dict) -> str:
             s("if not _tf: out.append(0)")
             s("else: _write_tags(out, _tf)")
         ns["_write_tags"] = _write_tags
+    else:
+        s("if o[-1]: raise _UVE('" + cls.__name__ + " has unknown tagged fields, but version "
+          f"{v} has no tagged fields')")
+    ns["_RUNS"] = runs
     body = "\n".join("    " + ln for ln in s.lines) if s.lines else "        pass"
     ns.update(s.consts)
     return (
@@ -623,9 +634,19 @@ def _gen_encoder(cls: type[Message], v: int, ns: dict) -> str:
         "    _i = 0\n"
         "    try:\n"
         f"{body}\n"
-        "    except (_EncodeError, _UVE):\n"
+        "    except _EncodeError as e:\n"  # seen from this struct: prefix the field path
+        "        _p = _NAMES[_i] if _i < len(_NAMES) else '_unknown_tags'\n"
+        "        raise _EncodeError(e.reason, path=_p + '.' + e.path if e.path else _p) from None\n"
+        "    except _UVE:\n"
         "        raise\n"
-        "    except (TypeError, ValueError, OverflowError, AttributeError, IndexError) as e:\n"
+        "    except (TypeError, ValueError, OverflowError, AttributeError, IndexError,\n"
+        "            _StructError) as e:\n"
+        "        for _k, _pk in _RUNS.get(_i, ()):\n"  # which member of a packed run failed
+        "            try:\n"
+        "                _pk(o[_k])\n"
+        "            except Exception:\n"
+        "                _i = _k\n"
+        "                break\n"
         "        raise _EncodeError(str(e) or type(e).__name__, path=_NAMES[_i] if _i < len(_NAMES) "
         "else '_unknown_tags') from None\n"
     )
@@ -684,6 +705,7 @@ def _emit_write(s: _Src, cls: type[Message], f: FieldSpec, v: int, expr: str, ns
             s("    out.append(1)")
             s(f"    {enc}({x}, out)")
         else:
+            s(f"if {x} is None: raise _EncodeError('null is not allowed for {f.name} in version {v}')")
             s(f"{enc}({x}, out)")
         return
     _emit_write_scalar(s, f.type, compact, nullable, x, f.name, v)
@@ -692,6 +714,9 @@ def _emit_write(s: _Src, cls: type[Message], f: FieldSpec, v: int, expr: str, ns
 def _emit_write_scalar(s: _Src, t: str, compact: bool, nullable: bool, x: str, name: str,
                        v: int) -> None:
     if t in P.FIXED:
+        if t == "bool":
+            s(f"if type({x}) is not bool: raise _EncodeError('expected True or False, got ' + "
+              f"repr({x}))")
         s(f"out += {s.const(struct.Struct('>' + P.FIXED[t][0]).pack, 'st')}({x})")
         return
     if t == "uuid":

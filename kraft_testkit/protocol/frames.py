@@ -147,6 +147,9 @@ def decode_control(key: bytes | None, value: bytes | None) -> ControlRecord:
         raise DecodeError(f"control record key version {key_version} is unknown", offset=0,
                           path="key.version")
     if ctype in (0, 1):  # transaction markers: int16 version, int32 coordinator epoch
+        if value is not None and len(value) == 1:
+            raise DecodeError("transaction marker value is truncated inside its version",
+                              offset=0, path="value.version")
         version = struct.unpack_from(">h", value or b"\0\0")[0]
         return ControlRecord(ctype, None, version)
     cls = M.CONTROL.get(ctype)

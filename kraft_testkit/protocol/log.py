@@ -13,7 +13,8 @@ from typing import Iterable, Iterator
 
 from .errors import DecodeError
 from .frames import ControlRecord, MetadataRecord, decode_control, decode_metadata
-from .records import LOG_OVERHEAD, HEADER_SIZE, Record, RecordBatch, encode_batch, iter_batches
+from .records import (HEADER_SIZE, LOG_OVERHEAD, Record, RecordBatch, encode_batch, iter_batches,
+                      value_position)
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,7 +65,7 @@ def decode_batch_records(batch: RecordBatch, *, prerelease: bool = False,
     """
     out = []
     control = batch.is_control
-    for r in batch.records:
+    for index, r in enumerate(batch.records):
         offset = batch.base_offset + r.offset_delta
         try:
             if control:
@@ -77,8 +78,12 @@ def decode_batch_records(batch: RecordBatch, *, prerelease: bool = False,
             where = f"record at offset {offset}"
             if position is not None:
                 where += f" (batch at file position {position})"
+            at = e.offset
+            if position is not None and at is not None and not control:
+                start = value_position(batch, index)  # the payload decoder counts from the value
+                at = None if start is None else position + start + at
             err = type(e).__new__(type(e))
-            DecodeError.__init__(err, f"{where}: {e.reason}", offset=e.offset, path=e.path)
+            DecodeError.__init__(err, f"{where}: {e.reason}", offset=at, path=e.path)
             err.log_offset = offset  # type: ignore[attr-defined]
             raise err from None
         out.append(LogRecord(offset, batch.base_timestamp + r.timestamp_delta, r, payload))

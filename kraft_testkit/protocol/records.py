@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gzip
 import struct
+import zlib
 from dataclasses import dataclass, field, replace
 from typing import Iterable, Iterator
 
@@ -172,7 +173,7 @@ def _decompress(codec: int, body: bytes, at: int) -> bytes:
     if codec == 1:
         try:
             return gzip.decompress(body)
-        except (OSError, EOFError) as e:
+        except (OSError, EOFError, zlib.error) as e:
             raise CorruptRecordError(f"gzip records do not decompress: {e}", offset=at) from None
     name = COMPRESSION_NAMES.get(codec, f"id {codec}")
     raise CorruptRecordError(f"compression {name} is not supported (none and gzip are)",
@@ -202,12 +203,18 @@ def _decode_records(body: bytes, count: int, base: int) -> tuple[Record, ...]:
             if klen < 0:
                 key = None
             else:
+                if klen > rec_end - pos:
+                    raise CorruptRecordError(f"record {i} key of {klen} bytes runs past the record",
+                                             offset=pos)
                 key = body[pos:pos + klen]
                 pos += klen
             vlen, pos = rv(body, pos)
             if vlen < 0:
                 value = None
             else:
+                if vlen > rec_end - pos:
+                    raise CorruptRecordError(
+                        f"record {i} value of {vlen} bytes runs past the record", offset=pos)
                 value = body[pos:pos + vlen]
                 pos += vlen
             nh, pos = rv(body, pos)
@@ -220,9 +227,13 @@ def _decode_records(body: bytes, count: int, base: int) -> tuple[Record, ...]:
                     hk, pos = rv(body, pos)
                     if hk < 0:
                         raise CorruptRecordError("null header key", offset=pos)
+                    if hk > rec_end - pos:
+                        raise CorruptRecordError("header key runs past the record", offset=pos)
                     key_text = body[pos:pos + hk].decode("utf-8")
                     pos += hk
                     hv, pos = rv(body, pos)
+                    if hv > rec_end - pos:
+                        raise CorruptRecordError("header value runs past the record", offset=pos)
                     hval = None if hv < 0 else body[pos:pos + hv]
                     pos += max(hv, 0)
                     hs.append(Header(key_text, hval))
@@ -326,6 +337,24 @@ def encode_batch(b: RecordBatch) -> bytes:
         raise EncodeError(f"record batch header: {e}") from None
     crc = crc32c(head[CRC_START:] + body)
     return head[:17] + struct.pack(">I", crc) + head[CRC_START:] + body
+
+
+def value_position(batch: RecordBatch, index: int) -> int | None:
+    """Where record ``index``'s value starts, counted from the batch's first byte.
+
+    None for compressed batches (their values are not in the file as such). Used on error paths
+    to turn a payload decoder's offset into a file position, so it need not be fast.
+    """
+    if batch.attributes & 7:
+        return None
+    pos = HEADER_SIZE + sum(len(_encode_record(r)) for r in batch.records[:index])
+    r = batch.records[index]
+    body = len(_encode_record(r))
+    prefix = next(n for n in range(1, 6) if len(varint_bytes(body - n)) == n)  # size varint
+    head = prefix + 1 + len(varlong_bytes(r.timestamp_delta)) + len(varint_bytes(r.offset_delta))
+    head += 1 if r.key is None else len(varint_bytes(len(r.key))) + len(r.key)
+    head += 1 if r.value is None else len(varint_bytes(len(r.value)))
+    return pos + head
 
 
 def encode_batches(batches: Iterable[RecordBatch]) -> bytes:
