@@ -44,6 +44,8 @@ class ControllerContext:
 
     ``rng`` is the controller's own seeded random source (topic ids, placement start): never
     the global ``random``. ``cluster_id`` is what registrations are checked against.
+    ``next_offset`` is the log offset the first record of the result will get (the active
+    controller knows where it appends): a broker epoch is the offset of its RegisterBrokerRecord.
     """
 
     image: MetadataImage
@@ -52,6 +54,7 @@ class ControllerContext:
     config: NodeConfig
     cluster_id: str
     node_id: int
+    next_offset: int = 0
     extra: dict = field(default_factory=dict)
 
 
