@@ -1,0 +1,84 @@
+"""Immutable metadata images, short-lived deltas, and replay of KRaft metadata records.
+
+>>> from kraft_testkit.metadata import MetadataImage, MetadataDelta
+>>> delta = MetadataDelta(MetadataImage.EMPTY)
+>>> for rec in records: delta.replay(rec)            # doctest: +SKIP
+>>> image = delta.apply()                             # doctest: +SKIP
+>>> image.write()                                     # snapshot records  # doctest: +SKIP
+
+No I/O, no clock, no randomness here: the same records give the same image everywhere.
+"""
+
+from . import versions
+from .delta import MetadataDelta, replay_log
+from .errors import (
+                     MetadataError,
+                     MetadataReplayError,
+                     UnknownMetadataVersionError,
+                     UnwritableMetadataError,
+)
+from .frozen import FrozenDict
+from .image import (
+                     AclsImage,
+                     ClientQuotasImage,
+                     ClusterImage,
+                     ConfigResource,
+                     ConfigurationsImage,
+                     DelegationTokensImage,
+                     FeaturesImage,
+                     MetadataImage,
+                     ProducerIdsImage,
+                     Provenance,
+                     ScramImage,
+                     TopicImage,
+                     TopicsImage,
+                     quota_entity,
+)
+from .partition import (
+                     NO_LEADER,
+                     NO_LEADER_CHANGE,
+                     DirectoryId,
+                     LeaderRecoveryState,
+                     PartitionRegistration,
+)
+from .registrations import BrokerRegistration, ControllerRegistration, Endpoint, VersionRange
+from .security import Acl, DelegationToken, ScramCredential
+from .versions import MetadataVersion
+
+__all__ = [
+                     "NO_LEADER",
+                     "NO_LEADER_CHANGE",
+                     "Acl",
+                     "AclsImage",
+                     "BrokerRegistration",
+                     "ClientQuotasImage",
+                     "ClusterImage",
+                     "ConfigResource",
+                     "ConfigurationsImage",
+                     "ControllerRegistration",
+                     "DelegationToken",
+                     "DelegationTokensImage",
+                     "DirectoryId",
+                     "Endpoint",
+                     "FeaturesImage",
+                     "FrozenDict",
+                     "LeaderRecoveryState",
+                     "MetadataDelta",
+                     "MetadataError",
+                     "MetadataImage",
+                     "MetadataReplayError",
+                     "MetadataVersion",
+                     "PartitionRegistration",
+                     "ProducerIdsImage",
+                     "Provenance",
+                     "ScramCredential",
+                     "ScramImage",
+                     "TopicImage",
+                     "TopicsImage",
+                     "UnknownMetadataVersionError",
+                     "UnwritableMetadataError",
+                     "VersionRange",
+                     "quota_entity",
+                     "replay_log",
+                     "versions",
+]

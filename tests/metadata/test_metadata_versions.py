@@ -1,0 +1,54 @@
+"""The metadata.version table and what it gates."""
+
+from __future__ import annotations
+
+import pytest
+
+from kraft_testkit.metadata import UnknownMetadataVersionError
+from kraft_testkit.metadata import versions as V
+
+
+def test_levels_and_names_follow_kafka():
+    assert [v.level for v in V.VERSIONS] == list(range(1, 20))
+    assert V.get(1).name == "3.0-IV1" and V.get(19).name == "3.7-IV4"
+    assert V.get("3.7-IV3").level == 18 and V.get("3.7").level == 19 and V.get("3.3").level == 7
+    assert str(V.get(16)) == "3.7-IV1" and V.get(16).release == "3.7"
+    with pytest.raises(UnknownMetadataVersionError):
+        V.get(0)
+    with pytest.raises(UnknownMetadataVersionError):
+        V.get("4.0")
+
+
+@pytest.mark.parametrize("predicate,first", [
+    (V.is_leader_recovery_supported, 3),
+    (V.is_feature_level_record_supported, 4),
+    (V.is_noop_record_supported, 5),
+    (V.is_broker_registration_change_record_supported, 6),
+    (V.is_in_controlled_shutdown_state_supported, 7),
+    (V.is_migration_supported, 8),
+    (V.is_scram_supported, 11),
+    (V.is_metadata_transaction_supported, 13),
+    (V.is_delegation_token_supported, 14),
+    (V.is_controller_registration_supported, 15),
+    (V.is_directory_assignment_supported, 17),
+])
+def test_capabilities_start_at_their_level(predicate, first):
+    assert [predicate(level) for level in range(1, 20)] == [level >= first
+                                                          for level in range(1, 20)]
+    assert predicate(V.get(first))
+
+
+def test_record_versions_per_level():
+    assert [V.register_broker_record_version(level) for level in (6, 7, 8, 16, 17, 18)] == [
+        0, 1, 2, 2, 3, 3]
+    assert [V.partition_record_version(level) for level in (16, 17, 19)] == [0, 1, 1]
+    assert [V.partition_change_record_version(level) for level in (16, 17)] == [0, 1]
+    assert V.is_leader_epoch_bump_required_on_isr_shrink(11)
+    assert not V.is_leader_epoch_bump_required_on_isr_shrink(12)
+    assert not any(V.is_elr_supported(level) for level in range(1, 20))
+    assert V.register_controller_record_version(15) == 0
+    with pytest.raises(UnknownMetadataVersionError):
+        V.register_controller_record_version(14)
+    assert V.broker_registration_change_record_version() == 0
+    assert V.broker_registration_change_record_version(in_controlled_shutdown=True) == 1
+    assert V.broker_registration_change_record_version(log_dirs=True) == 2
