@@ -1,0 +1,132 @@
+"""What a new active controller writes first: the bootstrap records of an empty log.
+
+After Kafka's ``BootstrapMetadata`` and ``ActivationRecordsGenerator`` (3.7). The bootstrap
+metadata is the FeatureLevelRecord of metadata.version (plus other finalized features, sorted by
+name); an empty log gets it together with a ZkMigrationStateRecord (NONE: a new KRaft cluster)
+from 3.4-IV0, all inside a metadata transaction named "Bootstrap records" from 3.6-IV1, or as
+one plain atomic batch before that. A log whose bootstrap transaction was cut off by a failover
+gets it aborted and written again; any other open transaction is aborted. A log that predates
+3.3-IV0 cannot be bootstrapped (FeatureLevelRecord did not exist): Kafka refuses, and so do we.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from ..errors import KraftError
+from ..metadata import MetadataImage
+from ..metadata import versions as V
+from ..protocol import messages as M
+from ..protocol.frames import MetadataRecord
+from .features import ZkMigrationState, feature_level_record
+from .result import record
+
+TRANSACTION_NAME = "Bootstrap records"
+FAILOVER_REASON = "Controller failover"
+
+
+class BootstrapError(KraftError, ValueError):
+    """Bootstrap metadata that Kafka would refuse (a level before 3.3-IV0, an unknown level, no
+    metadata.version, or a half-written log the metadata.version cannot repair)."""
+
+
+@dataclass(frozen=True, slots=True)
+class BootstrapMetadata:
+    """The records an empty metadata log starts with, and the metadata.version they set."""
+
+    records: tuple[MetadataRecord, ...]
+    metadata_version: int
+    source: str = "the default bootstrap"
+
+    @classmethod
+    def from_version(cls, metadata_version: int | str, features: Mapping[str, int] | None = None,
+                     source: str = "the default bootstrap") -> BootstrapMetadata:
+        """metadata.version (level or name like ``"3.7-IV4"``) and other feature levels; a
+        feature at level 0 is simply not finalized."""
+        try:
+            mv = V.get(metadata_version).level
+        except KraftError as e:
+            raise BootstrapError(str(e)) from None
+        others = dict(features or {})
+        records = [feature_level_record(V.FEATURE_NAME, mv)]
+        for name in sorted(others):
+            if name != V.FEATURE_NAME and others[name] > 0:
+                records.append(feature_level_record(name, others[name]))
+        return cls.from_records(records, source)
+
+    @classmethod
+    def from_records(cls, records: Iterable[MetadataRecord],
+                     source: str = "the given records") -> BootstrapMetadata:
+        records = tuple(records)
+        levels = [r.message.feature_level for r in records
+                  if isinstance(r.message, M.FeatureLevelRecord) and r.message.name == V.FEATURE_NAME]
+        if not levels:
+            raise BootstrapError(f"No FeatureLevelRecord for {V.FEATURE_NAME} was found in the "
+                                 f"bootstrap metadata from {source}")
+        mv = levels[-1]
+        if not V.is_known(mv):
+            raise BootstrapError(f"unknown metadata.version level {mv} in {source}")
+        if mv < V.MINIMUM_BOOTSTRAP_VERSION:
+            raise BootstrapError(
+                f"Bootstrap metadata versions before {V.get(V.MINIMUM_BOOTSTRAP_VERSION).name} "
+                f"are not supported. Can't load metadata from {source}")
+        return cls(records, mv, source)
+
+
+def bootstrap_records(metadata_version: int | str,
+                      features: Mapping[str, int] | None = None) -> list[MetadataRecord]:
+    """The records an empty log gets at this metadata.version, exactly as the first active
+    controller writes them (with the transaction markers where the version has them)."""
+    return activation_records(MetadataImage.EMPTY,
+                              BootstrapMetadata.from_version(metadata_version, features))
+
+
+def is_empty_log(image: MetadataImage) -> bool:
+    """Nothing committed yet, except possibly a bootstrap transaction that never ended."""
+    return image.visible() == MetadataImage.EMPTY
+
+
+def _zk_migration_record() -> MetadataRecord:
+    return record(M.ZkMigrationStateRecord(zk_migration_state=int(ZkMigrationState.NONE)), 0)
+
+
+def activation_records(image: MetadataImage, bootstrap: BootstrapMetadata) -> list[MetadataRecord]:
+    """What a controller appends as it becomes active over ``image`` (the committed state).
+
+    An empty log gets the bootstrap records; a log with an open metadata transaction gets it
+    aborted (and, if that was the cut-off bootstrap, the bootstrap again). One batch: with
+    transactions the markers make it atomic to readers, without them the batch does.
+    """
+    open_transaction = image.in_transaction
+    if is_empty_log(image):
+        mv = bootstrap.metadata_version
+        transactional = V.is_metadata_transaction_supported(mv)
+        records: list[MetadataRecord] = []
+        if open_transaction:
+            if not transactional:
+                raise BootstrapError(
+                    f"Detected a partial bootstrap records transaction, but the metadata.version "
+                    f"{V.get(mv).name} does not support transactions. Cannot continue.")
+            records.append(_abort_record())
+        if transactional:
+            records.append(record(M.BeginTransactionRecord(name=TRANSACTION_NAME), 0))
+        records.extend(bootstrap.records)
+        if V.is_migration_supported(mv):
+            records.append(_zk_migration_record())
+        if transactional:
+            records.append(record(M.EndTransactionRecord(), 0))
+        return records
+    if open_transaction:
+        mv = image.metadata_version or V.MINIMUM_KRAFT_VERSION
+        if not V.is_metadata_transaction_supported(mv):
+            raise BootstrapError(
+                f"Detected an in-progress transaction, but the metadata.version "
+                f"{V.get(mv).name} does not support transactions. Cannot continue.")
+        return [_abort_record()]
+    return []
+
+
+def _abort_record() -> MetadataRecord:
+    return record(M.AbortTransactionRecord(reason=FAILOVER_REASON), 0)
+

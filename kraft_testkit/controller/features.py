@@ -1,0 +1,257 @@
+"""Finalized features: metadata.version as the gate of every record shape, and UpdateFeatures.
+
+After Kafka's ``FeatureControlManager`` and ``QuorumFeatures``. A feature level may change only
+if this controller's software, every registered broker and every registered controller support
+it; metadata.version downgrades are allowed only between levels whose metadata did not change
+(an "unsafe" downgrade across a metadata change is refused, as released Kafka still does); a
+level of 0 removes a feature (a FeatureLevelRecord with level 0). Errors are per feature, in
+the response, never raised.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable, Mapping, Sequence
+
+from ..metadata import MetadataImage, VersionRange
+from ..metadata import versions as V
+from ..protocol import messages as M
+from ..protocol.error_codes import ErrorCode
+from ..protocol.frames import MetadataRecord
+from .result import ControllerContext, ControllerResult, record
+
+FEATURE_NAME = V.FEATURE_NAME
+#: what a node that does not know a feature supports: only "off"
+DISABLED = VersionRange(0, 0)
+#: what this kit's controller software supports (Kafka 3.7 knows only metadata.version)
+DEFAULT_SUPPORTED_FEATURES: Mapping[str, VersionRange] = {
+    FEATURE_NAME: VersionRange(V.MINIMUM_KRAFT_VERSION, V.LATEST),
+}
+
+FeatureResult = M.UpdateFeaturesResponse.UpdatableFeatureResult
+
+
+class UpgradeType(enum.IntEnum):
+    """Kafka's ``FeatureUpdate.UpgradeType`` wire codes."""
+
+    UNKNOWN = 0
+    UPGRADE = 1
+    SAFE_DOWNGRADE = 2
+    UNSAFE_DOWNGRADE = 3
+
+    @classmethod
+    def from_code(cls, code: int) -> UpgradeType:
+        return cls(code) if code in (1, 2, 3) else cls.UNKNOWN
+
+
+class ZkMigrationState(enum.IntEnum):
+    """Kafka's ``ZkMigrationState`` (ZkMigrationStateRecord values)."""
+
+    NONE = 0
+    MIGRATION = 1
+    PRE_MIGRATION = 2
+    POST_MIGRATION = 3
+    ZK = 4
+
+    @property
+    def in_progress(self) -> bool:
+        return self in (ZkMigrationState.MIGRATION, ZkMigrationState.PRE_MIGRATION)
+
+
+# ---------------------------------------------------------------- reading the image
+
+
+def metadata_version(image: MetadataImage) -> int:
+    """The finalized metadata.version level that gates record shapes. A log without a
+    FeatureLevelRecord for it is read as 3.0-IV1, as Kafka does."""
+    mv = image.metadata_version
+    return V.MINIMUM_KRAFT_VERSION if mv is None else mv
+
+
+def finalized_features(image: MetadataImage) -> dict[str, int]:
+    """Every finalized feature level, metadata.version included (Kafka's finalizedFeatures)."""
+    out = dict(image.features.finalized)
+    out[FEATURE_NAME] = metadata_version(image)
+    return out
+
+
+def zk_migration_state(image: MetadataImage) -> ZkMigrationState:
+    return ZkMigrationState(image.features.zk_migration_state)
+
+
+def _range_str(r: VersionRange) -> str:
+    return f"[{r.min}-{r.max}]"
+
+
+def reason_not_supported(level: int, who: str, supported: VersionRange) -> str | None:
+    """Why ``who`` cannot run at ``level`` (Kafka's ``QuorumFeatures.reasonNotSupported``)."""
+    if supported.min <= level <= supported.max:
+        return None
+    if supported.max == 0:
+        return f"{who} does not support this feature."
+    return f"{who} only supports versions {_range_str(supported)}"
+
+
+def registration_feature_error(finalized: Mapping[str, int],
+                               supported: Iterable[tuple[str, VersionRange]]) -> str | None:
+    """Why a node announcing ``supported`` may not register, or None.
+
+    Every finalized feature must be in the node's range: one it does not mention counts as
+    [0, 0] (so only a level of 0 passes), except metadata.version, which a node that does not
+    mention it is assumed to support at 3.0-IV1 only (Kafka's registration rules).
+    """
+    ranges = dict(supported)
+    ranges.setdefault(FEATURE_NAME, VersionRange(V.MINIMUM_KRAFT_VERSION,
+                                                 V.MINIMUM_KRAFT_VERSION))
+    for name in list(ranges) + sorted(set(finalized) - set(ranges)):
+        level = finalized.get(name)
+        if level is None:
+            continue  # a feature the cluster has not finalized: nothing to check
+        r = ranges.get(name, DISABLED)
+        if not r.min <= level <= r.max:
+            return (f"Unable to register because the broker does not support finalized version "
+                    f"{level} of {name}. The broker wants a version between {r.min} and "
+                    f"{r.max}, inclusive.")
+    return None
+
+
+# ---------------------------------------------------------------- UpdateFeatures
+
+
+def _upgrade_type(update: M.UpdateFeaturesRequest.FeatureUpdateKey) -> UpgradeType:
+    """v0 carried AllowDowngrade (safe downgrade); v1 carries UpgradeType."""
+    if update.upgrade_type == UpgradeType.UPGRADE and update.allow_downgrade:
+        return UpgradeType.SAFE_DOWNGRADE
+    return UpgradeType.from_code(update.upgrade_type)
+
+
+def _invalid_update(name: str, level: int, why: str) -> tuple[ErrorCode, str]:
+    return ErrorCode.INVALID_UPDATE_VERSION, \
+        f"Invalid update version {level} for feature {name}. {why}"
+
+
+def _invalid_metadata_version(level: int, why: str) -> tuple[ErrorCode, str]:
+    return ErrorCode.INVALID_UPDATE_VERSION, f"Invalid metadata.version {level}. {why}"
+
+
+def _why_unsupported(image: MetadataImage, node_id: int, name: str, level: int,
+                     supported: Mapping[str, VersionRange],
+                     quorum_node_ids: Sequence[int] | None) -> str | None:
+    """The first node that cannot run ``name`` at ``level``: this controller, then each
+    registered broker (fenced ones too), then each registered controller; and every voter must
+    have registered, when the metadata.version in force has controller registrations."""
+    why = reason_not_supported(level, f"Local controller {node_id}",
+                               supported.get(name, DISABLED))
+    if why:
+        return why
+    for broker_id in image.cluster.broker_ids():
+        ranges = image.cluster.brokers[broker_id].supported_features
+        why = reason_not_supported(level, f"broker {broker_id}", ranges.get(name, DISABLED))
+        if why:
+            return why
+    if V.is_controller_registration_supported(metadata_version(image)):
+        found = {node_id}
+        for controller_id in sorted(image.cluster.controllers):
+            if controller_id == node_id:
+                continue
+            ranges = image.cluster.controllers[controller_id].supported_features
+            why = reason_not_supported(level, f"controller {controller_id}",
+                                       ranges.get(name, DISABLED))
+            if why:
+                return why
+            found.add(controller_id)
+        for voter in quorum_node_ids or ():
+            if voter not in found:
+                return f"controller {voter} has not registered, and may not support this feature"
+    return None
+
+
+def _metadata_version_change(image: MetadataImage, level: int,
+                             upgrade: UpgradeType) -> tuple[ErrorCode, str] | None:
+    """The extra checks of a metadata.version change (Kafka's ``updateMetadataVersion``)."""
+    if not V.is_known(level):
+        return _invalid_metadata_version(level, "Unknown metadata.version.")
+    if zk_migration_state(image).in_progress:
+        return _invalid_metadata_version(
+            level, "Unable to modify metadata.version while a ZK migration is in progress.")
+    if level < V.MINIMUM_BOOTSTRAP_VERSION:
+        return _invalid_metadata_version(
+            level, "Unable to set a metadata.version less than "
+                   f"{V.get(V.MINIMUM_BOOTSTRAP_VERSION).name}")
+    current = metadata_version(image)
+    if level < current and metadata_changed_between(level, current):
+        if upgrade is UpgradeType.UNSAFE_DOWNGRADE:
+            return _invalid_metadata_version(
+                level, "Unsafe metadata downgrade is not supported in this version.")
+        return _invalid_metadata_version(
+            level, "Refusing to perform the requested downgrade because it might delete "
+                   "metadata information. Retry using UNSAFE_DOWNGRADE if you want to force "
+                   "the downgrade to proceed.")
+    return None
+
+
+def metadata_changed_between(low: int, high: int) -> bool:
+    """True if any level in (low, high] changed the metadata (a downgrade would lose data)."""
+    return any(V.BY_LEVEL[lv].did_metadata_change
+               for lv in range(low + 1, high + 1) if lv in V.BY_LEVEL)
+
+
+def _update_feature(ctx: ControllerContext, name: str, level: int, upgrade: UpgradeType,
+                    supported: Mapping[str, VersionRange],
+                    quorum_node_ids: Sequence[int] | None
+                    ) -> tuple[ErrorCode, str | None, MetadataRecord | None]:
+    image = ctx.image
+    if upgrade is UpgradeType.UNKNOWN:
+        return (*_invalid_update(name, level,
+                                 "The controller does not support the given upgrade type."), None)
+    current = finalized_features(image).get(name, 0)
+    if level < 0:
+        return (*_invalid_update(name, level, "A feature version cannot be less than 0."), None)
+    why = _why_unsupported(image, ctx.node_id, name, level, supported, quorum_node_ids)
+    if why:
+        return (*_invalid_update(name, level, why), None)
+    if level < current and upgrade is UpgradeType.UPGRADE:
+        return (*_invalid_update(
+            name, level, "Can't downgrade the version of this feature without setting the "
+                         "upgrade type to either safe or unsafe downgrade."), None)
+    if level > current and upgrade is not UpgradeType.UPGRADE:
+        return (*_invalid_update(name, level, "Can't downgrade to a newer version."), None)
+    if name == FEATURE_NAME:
+        error = _metadata_version_change(image, level, upgrade)
+        if error:
+            return (*error, None)
+    return ErrorCode.NONE, None, feature_level_record(name, level)
+
+
+def feature_level_record(name: str, level: int) -> MetadataRecord:
+    """A FeatureLevelRecord (level 0 removes the feature); its only version is 0."""
+    return record(M.FeatureLevelRecord(name=name, feature_level=level), 0)
+
+
+def update_features(ctx: ControllerContext, request: M.UpdateFeaturesRequest, *,
+                    supported_features: Mapping[str, VersionRange] | None = None,
+                    quorum_node_ids: Sequence[int] | None = None
+                    ) -> ControllerResult[M.UpdateFeaturesResponse]:
+    """UpdateFeatures: one result per feature (sorted by name; a feature named twice keeps its
+    last update), the successful changes written together. ``supported_features`` is what
+    this controller's software supports (default: metadata.version 3.0-IV1 .. latest);
+    ``quorum_node_ids`` are the voters, which must all have registered."""
+    supported = DEFAULT_SUPPORTED_FEATURES if supported_features is None else supported_features
+    updates: dict[str, M.UpdateFeaturesRequest.FeatureUpdateKey] = {}
+    for update in request.feature_updates:
+        updates[update.feature] = update
+    records: list[MetadataRecord] = []
+    results: list[FeatureResult] = []
+    outcomes = {}
+    for name, update in updates.items():
+        outcomes[name] = _update_feature(ctx, name, update.max_version_level,
+                                         _upgrade_type(update), supported, quorum_node_ids)
+        if outcomes[name][2] is not None:
+            records.append(outcomes[name][2])
+    for name in sorted(outcomes):
+        code, message, _ = outcomes[name]
+        results.append(FeatureResult(feature=name, error_code=code, error_message=message))
+    response = M.UpdateFeaturesResponse(error_code=ErrorCode.NONE, results=tuple(results))
+    if request.validate_only:
+        return ControllerResult((), response)
+    return ControllerResult(tuple(records), response, atomic=True)

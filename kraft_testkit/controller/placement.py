@@ -1,0 +1,161 @@
+"""Where new partitions' replicas go: Kafka's StripedReplicaPlacer (3.7).
+
+Replicas are dealt round-robin across racks (sorted, brokers without a rack first) starting at a
+random rack, and round-robin within each rack starting at a random broker; every partition
+starts one rack further on, which gives the "striped" pattern. Unfenced brokers are used before
+fenced ones and the first replica (the leader) is always unfenced. Brokers in controlled
+shutdown are not offered at all. Once as many partitions as there are unfenced brokers have been
+placed, racks and brokers are shuffled so that later partitions do not repeat the same sets.
+
+All randomness comes from the ``rng`` given (the controller's seeded one).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable
+from typing import NamedTuple
+
+from ..metadata import MetadataImage
+from ..protocol.error_codes import ErrorCode, KafkaApiError
+
+
+class UsableBroker(NamedTuple):
+    id: int
+    rack: str | None
+    fenced: bool
+
+
+def usable_brokers(image: MetadataImage) -> list[UsableBroker]:
+    """Registered brokers a new replica may go to: all but those in controlled shutdown."""
+    return [UsableBroker(b.id, b.rack, b.fenced)
+            for _, b in sorted(image.cluster.brokers.items())
+            if not b.in_controlled_shutdown]
+
+
+def _invalid(message: str) -> KafkaApiError:
+    return KafkaApiError(ErrorCode.INVALID_REPLICATION_FACTOR, message)
+
+
+class _BrokerList:
+    """Brokers visited round-robin from a moving offset; each epoch visits each broker once."""
+
+    __slots__ = ("brokers", "epoch", "index", "offset")
+
+    def __init__(self) -> None:
+        self.brokers: list[int] = []
+        self.index = 0
+        self.offset = 0
+        self.epoch = 0
+
+    def initialize(self, rng: random.Random) -> None:
+        if self.brokers:
+            self.brokers.sort()
+            self.offset = rng.randrange(len(self.brokers))
+
+    def next(self, epoch: int) -> int:
+        """The next broker of this epoch, or -1 once every broker was returned in it."""
+        if not self.brokers:
+            return -1
+        if self.epoch != epoch:
+            self.epoch = epoch
+            self.index = 0
+            self.offset = (self.offset + 1) % len(self.brokers)
+        if self.index >= len(self.brokers):
+            return -1
+        broker = self.brokers[(self.index + self.offset) % len(self.brokers)]
+        self.index += 1
+        return broker
+
+
+class _Rack:
+    __slots__ = ("fenced", "unfenced")
+
+    def __init__(self) -> None:
+        self.fenced = _BrokerList()
+        self.unfenced = _BrokerList()
+
+    def next(self, epoch: int) -> int:
+        broker = self.unfenced.next(epoch)
+        return broker if broker >= 0 else self.fenced.next(epoch)
+
+
+def _rack_order(rack: str | None) -> tuple[bool, str]:
+    return (rack is not None, rack or "")
+
+
+class _RackList:
+    def __init__(self, rng: random.Random, brokers: Iterable[UsableBroker]) -> None:
+        self.rng = rng
+        self.racks: dict[str | None, _Rack] = {}
+        self.total = self.unfenced = 0
+        for broker in brokers:
+            rack = self.racks.setdefault(broker.rack, _Rack())
+            if broker.fenced:
+                rack.fenced.brokers.append(broker.id)
+            else:
+                rack.unfenced.brokers.append(broker.id)
+                self.unfenced += 1
+            self.total += 1
+        self.names: list[str | None] = sorted(self.racks, key=_rack_order)
+        for name in self.names:
+            self.racks[name].fenced.initialize(rng)
+            self.racks[name].unfenced.initialize(rng)
+        self.epoch = 0
+        self.offset = rng.randrange(len(self.names)) if self.names else 0
+
+    def _shuffle(self) -> None:
+        self.rng.shuffle(self.names)
+        for name in sorted(self.racks, key=_rack_order):
+            self.rng.shuffle(self.racks[name].fenced.brokers)
+            self.rng.shuffle(self.racks[name].unfenced.brokers)
+
+    def _wrap(self, index: int) -> int:
+        return 0 if index == len(self.names) else index
+
+    def place(self, replication_factor: int) -> tuple[int, ...]:
+        if self.epoch == self.unfenced and self.unfenced > 1:
+            self._shuffle()
+            self.epoch = 0
+        if self.offset == len(self.names):
+            self.offset = 0
+        chosen: list[int] = []
+        first = self.offset
+        while True:  # the leader: the first unfenced broker from the starting rack on
+            broker = self.racks[self.names[first]].unfenced.next(self.epoch)
+            if broker >= 0:
+                chosen.append(broker)
+                break
+            first = self._wrap(first + 1)
+        index = self.offset
+        for _ in range(1, replication_factor):
+            broker = -1
+            while broker < 0:
+                if index == first:
+                    first = -1  # the leader's rack already gave its replica this round
+                else:
+                    broker = self.racks[self.names[index]].next(self.epoch)
+                index = self._wrap(index + 1)
+            chosen.append(broker)
+        self.epoch += 1
+        self.offset += 1
+        return tuple(chosen)
+
+
+def place_replicas(rng: random.Random, brokers: Iterable[UsableBroker], num_partitions: int,
+                   replication_factor: int) -> list[tuple[int, ...]]:
+    """Replica lists (leader first) for ``num_partitions`` new partitions.
+
+    Raises KafkaApiError(INVALID_REPLICATION_FACTOR) with Kafka's messages when the factor is not
+    positive, no broker is unfenced, or fewer brokers are registered than the factor asks.
+    """
+    racks = _RackList(rng, brokers)
+    if replication_factor <= 0:
+        raise _invalid(f"Invalid replication factor {replication_factor}: the replication "
+                       "factor must be positive.")
+    if racks.unfenced == 0:
+        raise _invalid("All brokers are currently fenced.")
+    if replication_factor > racks.total:
+        raise _invalid(f"The target replication factor of {replication_factor} cannot be "
+                       f"reached because only {racks.total} broker(s) are registered.")
+    return [racks.place(replication_factor) for _ in range(num_partitions)]
