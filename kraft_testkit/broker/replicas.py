@@ -1,0 +1,508 @@
+"""The broker's local replicas and the ISR they keep, driven by replica fetches.
+
+There is no data plane: the model's job is realistic ISR movement when the network partitions
+brokers. It follows Kafka's ``Partition`` and ``ReplicaManager`` where it can:
+
+* Metadata: from RECOVERY on, every image is applied: partitions that name this broker as a
+  replica are created locally, the rest deleted (at RECOVERY, local replicas of topics the image
+  no longer has are strays and go). A partition's registration is applied when it changed and
+  its partition epoch is not older than the one the broker knows (an AlterPartition answer can
+  be ahead of the log); leading with a new leader epoch resets every follower's
+  last-caught-up time (now if in the ISR, else 0).
+* Followers send one FetchRequest per leader every replica.fetch.backoff.ms, with their broker
+  id and epoch in ReplicaState (KIP-903) and the leader epochs they know.
+* Leaders check the fetch as Kafka does (NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH,
+  UNKNOWN_LEADER_EPOCH, UNKNOWN_TOPIC_ID) and record it. The model assumes steady produce
+  traffic, so a fetch always reads to the leader's end: the follower is caught up at the time
+  of its fetch, and falls out of sync when it has not fetched for replica.lag.time.max.ms.
+  (Kafka also counts a follower at the leader's log end as caught up; with data always arriving
+  that never holds without fetching. Kafka's extra wait for the follower to reach the high
+  watermark, one more fetch, is folded into the fetch itself.)
+* Every replica.lag.time.max.ms / 2 a leader shrinks the ISR by its out-of-sync followers; a
+  fetch from an eligible follower outside the ISR (registered, unfenced, not in controlled
+  shutdown, fetching with its current broker epoch) expands it. One change at a time per
+  partition: the proposal stays pending until the controller answers or new metadata replaces
+  it; answers are handled as ``Partition.handleAlterPartitionUpdate/Error`` do.
+* KIP-343: while the broker is self-fenced its leaders refuse fetches and propose no ISR
+  change. When it is back, followers in the ISR get a fresh lag window (the leader could not
+  see them fetch), as on a leader election.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any, NamedTuple
+
+from kraft_testkit.config import NodeConfig
+from kraft_testkit.metadata import MetadataImage, PartitionRegistration
+from kraft_testkit.protocol import messages as M
+from kraft_testkit.protocol.error_codes import ErrorCode
+from kraft_testkit.protocol.uuid import Uuid
+
+from .alter_partition import AlterPartitionManager, IsrChange, IsrChangeResult
+from .channel import EventLog, Outbox
+
+E = ErrorCode
+_FQ: Any = M.FetchRequest
+_FS: Any = M.FetchResponse
+
+#: AlterPartition errors after which the proposal stays pending until new metadata arrives
+WAIT_FOR_METADATA = frozenset({E.UNKNOWN_TOPIC_OR_PARTITION, E.UNKNOWN_TOPIC_ID,
+                               E.FENCED_LEADER_EPOCH, E.INVALID_UPDATE_VERSION, E.INVALID_REQUEST,
+                               E.NEW_LEADER_ELECTED})
+#: errors that say the controller did not apply the proposal: back to the committed ISR
+NOT_APPLIED = frozenset({E.OPERATION_NOT_ATTEMPTED, E.INELIGIBLE_REPLICA})
+
+REPLICA_FETCH_WAIT_MAX_MS = 500     # replica.fetch.wait.max.ms
+REPLICA_FETCH_MAX_BYTES = 1 << 20   # replica.fetch.max.bytes
+REPLICA_FETCH_RESPONSE_MAX_BYTES = 10 << 20
+
+
+class FollowerState:
+    """What a leader knows of one follower (Kafka's ``Replica``)."""
+
+    __slots__ = ("broker_epoch", "broker_id", "last_caught_up_ms", "last_fetch_ms")
+
+    def __init__(self, broker_id: int) -> None:
+        self.broker_id = broker_id
+        self.last_fetch_ms = -1
+        self.last_caught_up_ms = 0
+        self.broker_epoch: int | None = None
+        """From its last fetch's ReplicaState (None: no fetch since this broker became leader)."""
+
+    def reset(self, now_ms: int, in_sync: bool, new_leader: bool) -> None:
+        self.last_caught_up_ms = now_ms if in_sync else 0
+        if new_leader:
+            self.last_fetch_ms = -1
+            self.broker_epoch = None
+
+    def __repr__(self) -> str:
+        return (f"FollowerState({self.broker_id}, last_fetch={self.last_fetch_ms}, "
+                f"caught_up={self.last_caught_up_ms}, epoch={self.broker_epoch})")
+
+
+class PendingIsr(NamedTuple):
+    """An ISR change sent to the controller and not answered yet."""
+
+    kind: str  # "expand" or "shrink"
+    replicas: frozenset[int]
+    isr: tuple[int, ...]
+
+
+class LocalReplica:
+    """One partition hosted on this broker: as leader or follower, with its committed ISR."""
+
+    __slots__ = (
+        "applied",
+        "followers",
+        "isr",
+        "last_fetched_ms",
+        "leader",
+        "leader_epoch",
+        "partition",
+        "partition_epoch",
+        "pending",
+        "replicas",
+        "topic_id",
+        "topic_name",
+    )
+
+    def __init__(self, topic_id: Uuid, topic_name: str, partition: int) -> None:
+        self.topic_id = topic_id
+        self.topic_name = topic_name
+        self.partition = partition
+        self.replicas: tuple[int, ...] = ()
+        self.isr: tuple[int, ...] = ()
+        self.leader = -1
+        self.leader_epoch = -1
+        self.partition_epoch = -1
+        self.pending: PendingIsr | None = None
+        self.followers: dict[int, FollowerState] = {}
+        self.applied: PartitionRegistration | None = None
+        """The registration last applied from an image (re-applied only when it changes)."""
+        self.last_fetched_ms: int | None = None
+        """As a follower: when a fetch from the leader last succeeded."""
+
+    @property
+    def key(self) -> tuple[Uuid, int]:
+        return (self.topic_id, self.partition)
+
+    @property
+    def name(self) -> str:
+        return f"{self.topic_name}-{self.partition}"
+
+    def __repr__(self) -> str:
+        return (f"LocalReplica({self.name}, leader={self.leader}@{self.leader_epoch}, "
+                f"isr={list(self.isr)}, partition_epoch={self.partition_epoch}, "
+                f"pending={self.pending})")
+
+
+class ReplicaManager:
+    """Local replicas, replica fetching and the leader side of ISR changes."""
+
+    def __init__(self, broker_id: int, config: NodeConfig, outbox: Outbox, events: EventLog,
+                 alter: AlterPartitionManager, broker_epoch: Callable[[], int],
+                 rack: str | None = None) -> None:
+        self.broker_id = broker_id
+        self.config = config
+        self._out = outbox
+        self._events = events
+        self._alter = alter
+        self._broker_epoch = broker_epoch
+        self.rack = rack
+        self.replicas: dict[tuple[Uuid, int], LocalReplica] = {}
+        self.image = MetadataImage.EMPTY
+        self.active = False
+        """True from RECOVERY until shutdown: metadata is applied, fetches go and are served."""
+        self.leader_serving = True
+        """False while the broker is self-fenced (KIP-343)."""
+        self._next_fetch_ms: int | None = None
+        self._next_isr_check_ms: int | None = None
+        self._fetch_cids: dict[int, int] = {}
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def load(self, local: Iterable[tuple[Uuid, str, int]]) -> None:
+        """Replicas found on disk at start: (topic id, topic name, partition)."""
+        for topic_id, name, partition in local:
+            self.replicas[(topic_id, partition)] = LocalReplica(topic_id, name, partition)
+
+    def activate(self, image: MetadataImage, now_ms: int) -> None:
+        """RECOVERY: drop strays (replicas the image does not place here), then apply it."""
+        self.image = image
+        strays = [r for r in self.replicas.values() if not self._assigned_here(image, r)]
+        for rep in sorted(strays, key=lambda r: (r.topic_name, r.partition)):
+            del self.replicas[rep.key]
+            why = ("its topic is gone" if image.topics.by_id(rep.topic_id) is None
+                   else "it is not assigned here")
+            self._events.add(now_ms, f"recovery: deleted stray replica {rep.name} ({why})")
+        kept = len(self.replicas)
+        self._events.add(now_ms, f"recovery: {kept} local replica(s) kept, {len(strays)} stray "
+                         "replica(s) deleted")
+        self.active = True
+        self._next_fetch_ms = now_ms
+        self._next_isr_check_ms = now_ms + self._isr_check_interval()
+        self._apply(image, now_ms)
+
+    def stop(self) -> None:
+        """Shutdown: no more fetching, serving or ISR changes (replicas stay on disk)."""
+        self.active = False
+        self._next_fetch_ms = self._next_isr_check_ms = None
+        self._fetch_cids.clear()
+        self._alter.clear()
+
+    def on_metadata(self, image: MetadataImage, now_ms: int) -> None:
+        self.image = image
+        if self.active:
+            self._apply(image, now_ms)
+
+    def set_leader_serving(self, serving: bool, now_ms: int) -> None:
+        if serving == self.leader_serving:
+            return
+        self.leader_serving = serving
+        if serving:  # back from self-fencing: a fresh lag window for followers in the ISR
+            for rep in self.replicas.values():
+                if rep.leader == self.broker_id:
+                    for f in rep.followers.values():
+                        if f.broker_id in rep.isr:
+                            f.last_caught_up_ms = max(f.last_caught_up_ms, now_ms)
+
+    # ------------------------------------------------------------------ time
+
+    def tick(self, now_ms: int) -> None:
+        if not self.active:
+            return
+        if self._next_fetch_ms is not None and now_ms >= self._next_fetch_ms:
+            self._next_fetch_ms = now_ms + max(1, self.config.replica_fetch_backoff_ms)
+            self._send_fetches()
+        if self._next_isr_check_ms is not None and now_ms >= self._next_isr_check_ms:
+            self._next_isr_check_ms = now_ms + self._isr_check_interval()
+            self.maybe_shrink_isr(now_ms)
+
+    def next_deadline(self) -> int | None:
+        if not self.active:
+            return None
+        times = []
+        if any(r.leader not in (-1, self.broker_id) for r in self.replicas.values()):
+            times.append(self._next_fetch_ms)
+        if any(r.leader == self.broker_id for r in self.replicas.values()):
+            times.append(self._next_isr_check_ms)
+        due = [t for t in times if t is not None]
+        return min(due) if due else None
+
+    # ------------------------------------------------------------------ queries
+
+    def led(self) -> list[LocalReplica]:
+        return [r for r in self._sorted() if r.leader == self.broker_id]
+
+    def followed(self) -> list[LocalReplica]:
+        return [r for r in self._sorted() if r.leader not in (-1, self.broker_id)]
+
+    def get(self, topic: str, partition: int) -> LocalReplica | None:
+        for r in self.replicas.values():
+            if r.topic_name == topic and r.partition == partition:
+                return r
+        return None
+
+    def owns_fetch_response(self, src: int, cid: int | None) -> bool:
+        return cid is not None and self._fetch_cids.get(src) == cid
+
+    def is_caught_up(self, follower: FollowerState | None, now_ms: int) -> bool:
+        return (follower is not None
+                and now_ms - follower.last_caught_up_ms <= self.config.replica_lag_time_max_ms)
+
+    # ------------------------------------------------------------------ metadata
+
+    def _assigned_here(self, image: MetadataImage, rep: LocalReplica) -> bool:
+        topic = image.topics.by_id(rep.topic_id)
+        reg = None if topic is None else topic.partitions.get(rep.partition)
+        return reg is not None and self.broker_id in reg.replicas
+
+    def _apply(self, image: MetadataImage, now_ms: int) -> None:
+        here: set[tuple[Uuid, int]] = set()
+        for topic in image.topics:
+            for pid in sorted(topic.partitions):
+                reg = topic.partitions[pid]
+                if self.broker_id not in reg.replicas:
+                    continue
+                key = (topic.id, pid)
+                here.add(key)
+                rep = self.replicas.get(key)
+                if rep is None:
+                    rep = self.replicas[key] = LocalReplica(topic.id, topic.name, pid)
+                    self._events.add(now_ms, f"created replica {rep.name}")
+                if reg != rep.applied:
+                    self._apply_registration(rep, reg, now_ms)
+        for key in [k for k in self.replicas if k not in here]:
+            rep = self.replicas.pop(key)
+            self._alter.forget(key)
+            why = ("topic deleted" if image.topics.by_id(rep.topic_id) is None
+                   else "no longer assigned here")
+            self._events.add(now_ms, f"deleted replica {rep.name} ({why})")
+
+    def _apply_registration(self, rep: LocalReplica, reg: PartitionRegistration,
+                            now_ms: int) -> None:
+        if reg.partition_epoch < rep.partition_epoch:
+            return  # the broker already knows a newer state (from an AlterPartition answer)
+        rep.applied = reg
+        was_leader = rep.leader == self.broker_id
+        new_epoch = reg.leader_epoch > rep.leader_epoch
+        old_leader, old_isr = rep.leader, rep.isr
+        rep.replicas, rep.isr = tuple(reg.replicas), tuple(reg.isr)
+        if rep.pending is not None:  # superseded: an answer to it will be ignored
+            self._alter.forget(rep.key, rep.pending)
+            rep.pending = None
+        rep.leader = reg.leader
+        rep.leader_epoch = reg.leader_epoch
+        rep.partition_epoch = reg.partition_epoch
+        if reg.leader == self.broker_id:
+            followers = {}
+            for b in reg.replicas:
+                if b != self.broker_id:
+                    followers[b] = rep.followers.get(b) or FollowerState(b)
+            rep.followers = followers
+            if new_epoch:
+                for f in followers.values():
+                    f.reset(now_ms, f.broker_id in reg.isr, new_leader=not was_leader)
+                self._events.add(now_ms, f"leading {rep.name} at leader epoch {reg.leader_epoch}"
+                                 f", ISR {list(reg.isr)}")
+            elif old_isr != rep.isr:
+                self._events.add(now_ms, f"{rep.name}: ISR {list(old_isr)} -> {list(rep.isr)} "
+                                 f"(from metadata, partition epoch {reg.partition_epoch})")
+        else:
+            rep.followers = {}
+            if was_leader or old_leader != reg.leader or new_epoch:
+                if reg.leader == -1:
+                    self._events.add(now_ms, f"{rep.name} has no leader (epoch "
+                                     f"{reg.leader_epoch})")
+                else:
+                    self._events.add(now_ms, f"following {rep.name}: leader {reg.leader} at "
+                                     f"epoch {reg.leader_epoch}")
+
+    # ------------------------------------------------------------------ follower side
+
+    def _send_fetches(self) -> None:
+        by_leader: dict[int, list[LocalReplica]] = {}
+        for rep in self.followed():
+            by_leader.setdefault(rep.leader, []).append(rep)
+        self._fetch_cids = {k: v for k, v in self._fetch_cids.items() if k in by_leader}
+        for leader, reps in sorted(by_leader.items()):
+            self._fetch_cids[leader] = self._out.request(leader, self._fetch_request(reps))
+
+    def _fetch_request(self, reps: list[LocalReplica]) -> Any:
+        topics: dict[Uuid, list[LocalReplica]] = {}
+        for rep in reps:
+            topics.setdefault(rep.topic_id, []).append(rep)
+        return _FQ(
+            replica_state=_FQ.ReplicaState(replica_id=self.broker_id,
+                                           replica_epoch=self._broker_epoch()),
+            max_wait_ms=REPLICA_FETCH_WAIT_MAX_MS, min_bytes=1,
+            max_bytes=REPLICA_FETCH_RESPONSE_MAX_BYTES, isolation_level=0,
+            session_id=0, session_epoch=-1,
+            topics=tuple(_FQ.FetchTopic(topic=rs[0].topic_name, topic_id=tid, partitions=tuple(
+                _FQ.FetchPartition(partition=r.partition, current_leader_epoch=r.leader_epoch,
+                                   fetch_offset=0, last_fetched_epoch=-1, log_start_offset=-1,
+                                   partition_max_bytes=REPLICA_FETCH_MAX_BYTES)
+                for r in rs)) for tid, rs in topics.items()),
+            rack_id=self.rack or "")
+
+    def on_fetch_response(self, src: int, cid: int | None, body: Any, now_ms: int) -> None:
+        if not self.active or self._fetch_cids.get(src) != cid:
+            return
+        del self._fetch_cids[src]
+        for topic in body.responses:
+            for p in topic.partitions:
+                rep = self.replicas.get((topic.topic_id, p.partition_index))
+                if rep is not None and p.error_code == E.NONE and rep.leader == src:
+                    rep.last_fetched_ms = now_ms
+
+    # ------------------------------------------------------------------ leader side
+
+    def handle_fetch(self, req: Any, now_ms: int) -> Any:
+        """Answer a follower's FetchRequest, recording what it tells about the follower."""
+        rid = req.replica_state.replica_id
+        if rid < 0:
+            rid = req.replica_id
+        epoch = req.replica_state.replica_epoch
+        topics = []
+        for t in req.topics:
+            parts = []
+            for fp in t.partitions:
+                error = self._follower_fetch(t.topic_id, fp, rid, epoch, now_ms)
+                parts.append(self._fetch_answer(t.topic_id, fp.partition, error))
+            topics.append(_FS.FetchableTopicResponse(topic=t.topic, topic_id=t.topic_id,
+                                                     partitions=tuple(parts)))
+        return _FS(error_code=E.NONE, session_id=0, responses=tuple(topics))
+
+    def _follower_fetch(self, topic_id: Uuid, fp: Any, rid: int, epoch: int, now_ms: int) -> int:
+        rep = self.replicas.get((topic_id, fp.partition))
+        if rep is None or not self.active:
+            if self.image.topics.by_id(topic_id) is None:
+                return E.UNKNOWN_TOPIC_ID
+            return E.NOT_LEADER_OR_FOLLOWER
+        if rep.leader != self.broker_id or not self.leader_serving:
+            return E.NOT_LEADER_OR_FOLLOWER
+        requested = fp.current_leader_epoch
+        if requested >= 0 and rep.leader_epoch > requested:
+            return E.FENCED_LEADER_EPOCH
+        if requested >= 0 and rep.leader_epoch < requested:
+            return E.UNKNOWN_LEADER_EPOCH
+        follower = rep.followers.get(rid)
+        if follower is None:
+            return E.UNKNOWN_LEADER_EPOCH if requested >= 0 else E.NOT_LEADER_OR_FOLLOWER
+        follower.last_fetch_ms = now_ms
+        follower.last_caught_up_ms = max(follower.last_caught_up_ms, now_ms)
+        follower.broker_epoch = epoch
+        self._maybe_expand_isr(rep, follower, now_ms)
+        return E.NONE
+
+    def _fetch_answer(self, topic_id: Uuid, partition: int, error: int) -> Any:
+        rep = self.replicas.get((topic_id, partition))
+        current = _FS.LeaderIdAndEpoch()
+        if error in (E.NOT_LEADER_OR_FOLLOWER, E.FENCED_LEADER_EPOCH) and rep is not None \
+                and rep.leader != self.broker_id:
+            current = _FS.LeaderIdAndEpoch(leader_id=rep.leader, leader_epoch=rep.leader_epoch)
+        ok = error == E.NONE
+        return _FS.PartitionData(partition_index=partition, error_code=error,
+                                 high_watermark=0 if ok else -1,
+                                 last_stable_offset=0 if ok else -1,
+                                 log_start_offset=0 if ok else -1,
+                                 current_leader=current, records=b"")
+
+    def _isr_eligible(self, follower: FollowerState) -> bool:
+        reg = self.image.cluster.broker(follower.broker_id)
+        if reg is None or reg.fenced or reg.in_controlled_shutdown:
+            return False
+        return follower.broker_epoch is not None and follower.broker_epoch in (-1, reg.epoch)
+
+    def _maybe_expand_isr(self, rep: LocalReplica, follower: FollowerState, now_ms: int) -> None:
+        if (rep.pending is not None or follower.broker_id in rep.isr or not self.leader_serving
+                or follower.broker_id not in rep.replicas or not self._isr_eligible(follower)
+                or not self.is_caught_up(follower, now_ms)):
+            return
+        self._propose(rep, "expand", frozenset({follower.broker_id}),
+                      rep.isr + (follower.broker_id,), now_ms)
+
+    def maybe_shrink_isr(self, now_ms: int) -> None:
+        """Drop followers that have not caught up for replica.lag.time.max.ms (Kafka runs this
+        every replica.lag.time.max.ms / 2)."""
+        if not self.active or not self.leader_serving:
+            return
+        for rep in self.led():
+            if rep.pending is not None:
+                continue
+            out = [b for b in rep.isr if b != self.broker_id
+                   and not self.is_caught_up(rep.followers.get(b), now_ms)]
+            if out:
+                self._propose(rep, "shrink", frozenset(out),
+                              tuple(b for b in rep.isr if b not in out), now_ms)
+
+    def _propose(self, rep: LocalReplica, kind: str, members: frozenset[int],
+                 isr: tuple[int, ...], now_ms: int) -> None:
+        pending = PendingIsr(kind, members, isr)
+        rep.pending = pending
+        own = self._broker_epoch()
+        with_epochs = []
+        for b in isr:
+            if b == self.broker_id:
+                with_epochs.append((b, own))
+            else:
+                f = rep.followers.get(b)
+                known = None if f is None else f.broker_epoch
+                with_epochs.append((b, -1 if known is None else known))
+        change = IsrChange(rep.topic_id, rep.topic_name, rep.partition, rep.leader_epoch,
+                           rep.partition_epoch, tuple(with_epochs), pending)
+        why = "caught up" if kind == "expand" else "out of sync"
+        self._events.add(now_ms, f"{rep.name}: proposing ISR {list(rep.isr)} -> {list(isr)} "
+                         f"({kind}: {sorted(members)} {why})")
+        if not self._alter.submit(change, now_ms):
+            rep.pending = None
+            self._events.add(now_ms, f"{rep.name}: ISR change not attempted (one already queued)")
+
+    def on_alter_results(self, results: list[IsrChangeResult], now_ms: int) -> None:
+        for r in results:
+            rep = self.replicas.get(r.change.key)
+            if rep is None or rep.pending is not r.change.proposal:
+                continue  # the partition moved on (new metadata): this answer is stale
+            self._on_alter_result(rep, r, now_ms)
+
+    def _on_alter_result(self, rep: LocalReplica, r: IsrChangeResult, now_ms: int) -> None:
+        if r.error == E.NONE:
+            if r.leader_epoch != rep.leader_epoch:
+                self._events.add(now_ms, f"{rep.name}: ignoring ISR {list(r.isr)} for leader "
+                                 f"epoch {r.leader_epoch} (ours is {rep.leader_epoch})")
+            elif r.partition_epoch < rep.partition_epoch:
+                self._events.add(now_ms, f"{rep.name}: ignoring ISR {list(r.isr)} at older "
+                                 f"partition epoch {r.partition_epoch}")
+            else:
+                old = rep.isr
+                rep.isr, rep.partition_epoch, rep.pending = r.isr, r.partition_epoch, None
+                self._events.add(now_ms, f"{rep.name}: ISR {list(old)} -> {list(r.isr)} "
+                                 f"(partition epoch {r.partition_epoch})")
+            return
+        name = _name(r.error)
+        if r.error in NOT_APPLIED:
+            rep.pending = None
+            self._events.add(now_ms, f"{rep.name}: ISR change rejected ({name}); back to ISR "
+                             f"{list(rep.isr)}")
+        elif r.error in WAIT_FOR_METADATA:
+            self._events.add(now_ms, f"{rep.name}: ISR change failed ({name}); waiting for "
+                             "newer metadata")
+        else:
+            self._events.add(now_ms, f"{rep.name}: ISR change failed ({name}); retrying")
+            self._alter.submit(r.change, now_ms)
+
+    # ------------------------------------------------------------------ helpers
+
+    def _isr_check_interval(self) -> int:
+        return max(1, self.config.replica_lag_time_max_ms // 2)
+
+    def _sorted(self) -> list[LocalReplica]:
+        return sorted(self.replicas.values(), key=lambda r: (r.topic_name, r.partition))
+
+
+def _name(code: int) -> str:
+    try:
+        return ErrorCode(code).name
+    except ValueError:
+        return f"error {code}"
