@@ -8,6 +8,7 @@ restart over the recovered disk, pause (SIGSTOP: messages queue, timers fire lat
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from enum import Enum
 
 from kraft_testkit.sim.disk import Disk
@@ -262,6 +263,14 @@ class Process:
         at = node_ms - self._skew_ms
         now = self._sched.now_ms
         self._timer = self._sched.call_at(max(now, at), self._timer_cb)
+
+    def call(self, fn: Callable[[StateMachine, int], Effects | None], what: str = "call") -> None:
+        """Run ``fn(machine, node clock)`` now, as a request from outside the node (a client's
+        append...), and apply the :class:`Effects` it returns. Only while the node runs."""
+        if self.state is not ProcessState.RUNNING:
+            raise NodeStateError(f"cannot call into node {self.node_id}: it is {self.state.value}")
+        self._trace.record(self._sched.now_ms, "call", self.node_id, None, what)
+        self._apply(fn(self.machine, self.clock_ms))  # type: ignore[arg-type]
 
     def _apply(self, effects: Effects | None) -> None:
         """Perform what the node asked for: writes, fsync, sends, timer (persist before send)."""

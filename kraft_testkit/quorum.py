@@ -1,0 +1,381 @@
+"""A bare KRaft quorum in one process: Raft replicas under the deterministic simulator.
+
+>>> q = Quorum(voters=3, seed=7)                                 # wire mode on, invariants on
+>>> q.run_until(lambda q: q.active_controller is not None, timeout_ms=10_000)
+>>> offset = q.append([b"hello"])                                # returns once committed
+>>> old = q.active_controller
+>>> q.faults.kill(old)
+>>> q.run_until(lambda q: q.active_controller not in (None, old), timeout_ms=10_000)
+>>> q.describe_quorum()                                          # a DescribeQuorumResponse
+>>> q.trace.digest()                                             # same seed, same digest
+
+Voters get node ids ``1..voters``, observers the ids after them. Each replica's state machine is a
+:class:`~kraft_testkit.raft.listener.DigestListener` (how many records it applied, and their
+checksum), so replicas can be compared however they caught up. Configuration overrides use
+Kafka's names (``{"controller.quorum.election.timeout.ms": 500}``), plus
+``metadata.log.max.record.bytes.between.snapshots`` for the listener's snapshots.
+
+Errors: :class:`~kraft_testkit.raft.errors.NotLeader` when there is no leader to append to or it
+lost leadership first; :class:`~kraft_testkit.sim.NoProgress` (seed and trace tail) when time ran
+out; :class:`~kraft_testkit.sim.InvariantViolation` as soon as a safety invariant breaks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+from kraft_testkit.errors import ConfigError
+from kraft_testkit.protocol.codegen import Message
+from kraft_testkit.protocol.uuid import Uuid
+from kraft_testkit.raft import errors as E
+from kraft_testkit.raft import rpc
+from kraft_testkit.raft.config import RaftConfig
+from kraft_testkit.raft.errors import NotLeader
+from kraft_testkit.raft.invariants import RaftInvariants
+from kraft_testkit.raft.listener import DEFAULT_SNAPSHOT_BYTES, DigestListener
+from kraft_testkit.raft.node import replica_factory
+from kraft_testkit.raft.replica import LEADER, RaftReplica
+from kraft_testkit.sim import LinkProfile, NoProgress, Simulation, Topology
+from kraft_testkit.sim.rng import RngTree
+
+SNAPSHOT_BYTES_KEY = "metadata.log.max.record.bytes.between.snapshots"
+
+__all__ = ["NoProgress", "NotLeader", "Quorum"]
+
+
+class Quorum:
+    """``voters`` Raft voters (and ``observers`` non-voting replicas) driven by one seed."""
+
+    def __init__(self, voters: int = 3, *, seed: int = 0, observers: int = 0, wire: bool = True,
+                 config: Mapping[str, object] | None = None, link: LinkProfile | None = None,
+                 invariants: bool = True, trace_keep: int | None = 10_000) -> None:
+        if type(voters) is not int or voters < 1:
+            raise ConfigError(f"voters must be an int >= 1, got {voters!r}")
+        if type(observers) is not int or observers < 0:
+            raise ConfigError(f"observers must be an int >= 0, got {observers!r}")
+        overrides = dict(config or {})
+        snapshot_bytes = overrides.pop(SNAPSHOT_BYTES_KEY, DEFAULT_SNAPSHOT_BYTES)
+        if type(snapshot_bytes) is str and snapshot_bytes.isdigit():
+            snapshot_bytes = int(snapshot_bytes)
+        if type(snapshot_bytes) is not int or snapshot_bytes < 1:
+            raise ConfigError(f"{SNAPSHOT_BYTES_KEY} must be an integer >= 1, got {snapshot_bytes!r}")
+        self.config = RaftConfig.from_kafka(overrides)
+        self.link = link
+        self.snapshot_bytes = snapshot_bytes
+        self.voters = list(range(1, voters + 1))
+        self.observers = list(range(voters + 1, voters + observers + 1))
+        names = RngTree(seed).child("quorum")
+        self.cluster_id = str(Uuid.random(names.child("cluster-id")))
+        self.directory_ids = {n: Uuid.random(names.child("directory", n))
+                              for n in self.voters + self.observers}
+        self.sim = Simulation(seed, link=link, codec=rpc.RaftCodec() if wire else None,
+                              trace_keep=trace_keep)
+        self.invariants = RaftInvariants()
+        if invariants:
+            self.sim.add_invariant(self.invariants, "raft")
+        factory = replica_factory(
+            {v: self.directory_ids[v] for v in self.voters}, config=self.config,
+            cluster_id=self.cluster_id, listener=lambda _: DigestListener(snapshot_bytes),
+            directory_ids=self.directory_ids)
+        for node in self.voters + self.observers:
+            self.sim.add_node(node, factory)
+        self.faults = Faults(self)
+        self.network = NetworkControl(self)
+
+    # ------------------------------------------------------------------ looking
+
+    @property
+    def seed(self) -> int:
+        return self.sim.seed
+
+    @property
+    def now_ms(self) -> int:
+        return self.sim.now_ms
+
+    @property
+    def nodes(self) -> list[int]:
+        return self.voters + self.observers
+
+    @property
+    def trace(self) -> Any:
+        """The simulator's trace: ``trace.digest()``, ``trace.tail(n)``."""
+        return self.sim.trace
+
+    def replica(self, node: int) -> RaftReplica | None:
+        """The running replica of ``node`` (None while it is down)."""
+        machine = self.sim.process(node).machine
+        return machine if isinstance(machine, RaftReplica) else None
+
+    def replicas(self) -> list[RaftReplica]:
+        """Every running replica, by node id."""
+        return [r for n in self.nodes if (r := self.replica(n)) is not None]
+
+    def listener(self, node: int) -> DigestListener | None:
+        r = self.replica(node)
+        return r.listener if r is not None else None  # type: ignore[return-value]
+
+    def _leader(self) -> RaftReplica | None:
+        best = None
+        for r in self.replicas():
+            if r.role == LEADER and (best is None or r.epoch > best.epoch):
+                best = r
+        return best
+
+    @property
+    def leader_id(self) -> int | None:
+        """The replica leading the highest epoch among running ones (None: no leader)."""
+        r = self._leader()
+        return r.id if r is not None else None
+
+    @property
+    def active_controller(self) -> int | None:
+        """The leader once its epoch is established (its first record of the epoch committed)."""
+        r = self._leader()
+        if r is None or r._lead is None or r.hw <= r._lead.epoch_start:
+            return None
+        return r.id
+
+    @property
+    def epoch(self) -> int:
+        """The highest epoch any running replica knows."""
+        return max((r.epoch for r in self.replicas()), default=0)
+
+    @property
+    def high_watermark(self) -> int:
+        """The leader's high watermark (without a leader, the largest any running replica knows)."""
+        r = self._leader()
+        if r is not None:
+            return r.hw
+        return max((r.hw for r in self.replicas()), default=0)
+
+    def describe_quorum(self) -> Message:
+        """The DescribeQuorumResponse the leader would send (NOT_LEADER_OR_FOLLOWER without one)."""
+        r = self._leader()
+        if r is not None:
+            return r.describe_quorum()
+        return rpc.describe_quorum_response(E.NOT_LEADER_OR_FOLLOWER, -1, self.epoch, -1, [], [])
+
+    def status(self) -> str:
+        """One line per node: role, epoch, leader, log bounds, high watermark."""
+        lines = []
+        for n in self.nodes:
+            r = self.replica(n)
+            state = self.sim.process(n).state.value
+            lines.append(f"node {n}: {state}" if r is None else f"node {n}: {r!r} ({state})")
+        return "\n".join(lines)
+
+    # ------------------------------------------------------------------ running
+
+    def run_for(self, ms: int) -> None:
+        """Let ``ms`` virtual milliseconds pass."""
+        self.sim.run_for(ms)
+
+    def run_until(self, predicate: Callable[[Quorum], object], timeout_ms: int = 10_000) -> int:
+        """Run until ``predicate(quorum)`` holds; returns the virtual ms it took.
+
+        Raises :class:`NoProgress` (with the seed and the trace tail) after ``timeout_ms``.
+        """
+        def holds(_: Simulation) -> object:
+            return predicate(self)
+        holds.__name__ = getattr(predicate, "__name__", "predicate")
+        return self.sim.run_until(holds, timeout_ms)
+
+    def append(self, records: Iterable[bytes | str], timeout_ms: int = 10_000) -> int:
+        """Append records to the leader in one batch; returns the last one's offset once committed.
+
+        :class:`NotLeader` when no replica leads now or the leader loses its epoch before the
+        records commit (they may still commit later: the outcome is unknown, as for a Kafka
+        client); :class:`NoProgress` when they did not commit within ``timeout_ms``.
+        """
+        values = [r.encode() if isinstance(r, str) else bytes(r) for r in records]
+        leader = self._leader()
+        if leader is None:
+            raise NotLeader(-1, None, self.epoch)
+        epoch = leader.epoch
+        offset = self._call(leader.id, lambda r, now: r.append(values, now),
+                            f"append {len(values)} records")
+
+        def committed(q: Quorum) -> bool:
+            if q.replica(leader.id) is not leader or leader.epoch != epoch \
+                    or leader.role != LEADER:
+                raise NotLeader(leader.id, leader.leader_id, leader.epoch)
+            return leader.hw > offset
+        committed.__name__ = f"offset {offset} committed"
+        self.run_until(committed, timeout_ms)
+        return offset
+
+    def converge(self, timeout_ms: int = 60_000) -> int:
+        """Heal every fault, then wait until one leader leads every replica, all caught up.
+
+        The liveness check of a fault run: returns the virtual ms it took after healing, or
+        raises :class:`NoProgress`.
+        """
+        self.network.heal()
+        self.network.clear_filters()
+        self.sim.network.set_profile(self.link or LinkProfile())
+        for n in self.nodes:
+            state = self.sim.process(n).state.value
+            if state == "paused":
+                self.sim.resume(n)
+            elif state != "running":
+                self.sim.start(n)
+        return self.run_until(Quorum.converged, timeout_ms)
+
+    def converged(self) -> bool:
+        """Every node is up and follows one established leader, with the same log and watermark."""
+        leader = self._leader()
+        if leader is None or leader._lead is None or leader._lead.pending:
+            return False
+        end = leader.log.end_offset
+        if leader.hw != end:
+            return False
+        for n in self.nodes:
+            r = self.replica(n)
+            if r is None or r.epoch != leader.epoch or r.leader_id != leader.id \
+                    or r.log.end_offset != end or r.hw != end:
+                return False
+        return True
+
+    def _call(self, node: int, fn: Callable[[RaftReplica, int], Any], what: str = "call") -> Any:
+        """Call the API of a running replica and apply what it asks for (writes, sends, timer)."""
+        process = self.sim.process(node)
+        if not isinstance(process.machine, RaftReplica) or process.state.value != "running":
+            raise NotLeader(node, None, self.epoch)
+        result = []
+
+        def call(replica: RaftReplica, now: int) -> Any:
+            result.append(fn(replica, now))
+            return replica.poll(now)
+        process.call(call, what)
+        if self.sim.check_invariants:
+            self.sim.check_now()
+        return result[0]
+
+    def __repr__(self) -> str:
+        return (f"Quorum(seed={self.seed}, voters={len(self.voters)}, "
+                f"observers={len(self.observers)}, now={self.now_ms} ms, leader={self.leader_id}, "
+                f"epoch={self.epoch})")
+
+
+class Faults:
+    """Node faults, taking effect at the current virtual instant: ``quorum.faults.kill(2)``."""
+
+    def __init__(self, quorum: Quorum) -> None:
+        self._q = quorum
+        self._sim = quorum.sim
+
+    def kill(self, node: int) -> None:
+        """Crash: unsynced writes are lost (the replica syncs every log change, so none are)."""
+        self._sim.kill(node)
+
+    def start(self, node: int) -> None:
+        """Start a stopped or killed node over what its disk kept."""
+        self._sim.start(node)
+
+    def restart(self, node: int, *, graceful: bool = False) -> None:
+        """Kill (or stop gracefully) and start again."""
+        if graceful and self._sim.process(node).up:
+            self.stop(node)
+        self._sim.restart(node)
+
+    def stop(self, node: int) -> None:
+        """Graceful shutdown: a leader resigns first (EndQuorumEpoch names its successors)."""
+        replica = self._q.replica(node)
+        if replica is not None and replica.role == LEADER and \
+                self._sim.process(node).state.value == "running":
+            self._q._call(node, lambda r, now: r.resign(now), "resign")
+        self._sim.stop(node)
+
+    def pause(self, node: int) -> None:
+        self._sim.pause(node)
+
+    def resume(self, node: int) -> None:
+        self._sim.resume(node)
+
+    def wipe_disk(self, node: int, *, start: bool = True) -> None:
+        """Kill ``node`` if it runs, give it an empty disk, and (by default) start it again.
+
+        It comes back formatted with a new directory id: an observer, not the voter it was
+        (KIP-853), since it forgot the votes it cast.
+        """
+        if self._sim.process(node).up:
+            self._sim.kill(node)
+        self._sim.wipe(node)
+        if start:
+            self._sim.start(node)
+
+    def skew(self, node: int, skew_ms: int) -> None:
+        """The node's clock reads virtual time + ``skew_ms`` from now on."""
+        self._sim.set_skew(node, skew_ms)
+
+
+def _match(match: Any) -> Any:
+    """Let filters name protocol classes (``M.FetchRequest``): they match envelopes' bodies."""
+    if isinstance(match, type) and issubclass(match, Message):
+        return rpc.carrying(match)
+    if isinstance(match, tuple) and any(isinstance(m, type) and issubclass(m, Message)
+                                        for m in match):
+        return rpc.carrying(*match)
+    return match
+
+
+class NetworkControl:
+    """The network between the replicas: partitions, filters and link behaviour.
+
+    ``match`` arguments take a protocol class (``M.VoteRequest``), a tuple of them, or a
+    predicate on the message.
+    """
+
+    def __init__(self, quorum: Quorum) -> None:
+        self._net = quorum.sim.network
+
+    def partition(self, *groups: int | Iterable[int]) -> Topology:
+        """Nodes in different groups cannot talk: ``partition({1, 2}, {3, 4, 5})``."""
+        return self._net.partition(*groups)
+
+    def isolate(self, node: int) -> Topology:
+        return self._net.isolate(node)
+
+    def one_way(self, srcs: int | Iterable[int], dsts: int | Iterable[int]) -> Topology:
+        """Messages from ``srcs`` to ``dsts`` are lost; the other way still works."""
+        return self._net.partition_one_way(srcs, dsts)
+
+    def apply(self, topology: Topology) -> Topology:
+        return self._net.apply(topology)
+
+    def heal(self, topology: Topology | None = None) -> None:
+        """Undo one partition, or all of them."""
+        self._net.heal(topology)
+
+    def drop(self, match: Any = None, **kwargs: Any) -> Any:
+        """Lose matching messages (``src=``, ``dst=``, ``count=`` narrow it)."""
+        return self._net.drop(_match(match), **kwargs)
+
+    def delay(self, ms: int, match: Any = None, **kwargs: Any) -> Any:
+        return self._net.delay(ms, _match(match), **kwargs)
+
+    def hold(self, match: Any = None, **kwargs: Any) -> Any:
+        """Keep matching messages aside until :meth:`release`."""
+        return self._net.hold(_match(match), **kwargs)
+
+    def release(self, match: Any = None) -> int:
+        return self._net.release(_match(match))
+
+    def remove_filter(self, rule: Any) -> None:
+        self._net.remove_filter(rule)
+
+    def clear_filters(self) -> None:
+        self._net.clear_filters()
+
+    def set_profile(self, profile: LinkProfile, *, src: Any = None, dst: Any = None) -> None:
+        """Latency, loss, duplication and reordering of links (all links by default)."""
+        self._net.set_profile(profile, src=src, dst=dst)
+
+    @property
+    def stats(self) -> Mapping[str, int]:
+        return self._net.stats
+
+    @property
+    def held(self) -> Sequence[Any]:
+        return self._net.held

@@ -1,0 +1,77 @@
+"""The replica's settings, under Kafka's configuration names, with Kafka's released defaults.
+
+Kafka's Raft client hard-codes a few values that tests want to turn; those take a name here too:
+``replica.fetch.wait.max.ms`` (Kafka's broker key whose default, 500, equals the Raft client's fixed
+fetch wait) and two ``testkit.raft.*`` keys for fetch sizes, so snapshots can be sent in small
+chunks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+
+from kraft_testkit.errors import ConfigError
+
+MiB = 1 << 20
+
+
+@dataclass(frozen=True, slots=True)
+class RaftConfig:
+    """Timeouts in virtual milliseconds; sizes in bytes. Build with :meth:`from_kafka` to validate."""
+
+    election_timeout_ms: int = 1000
+    fetch_timeout_ms: int = 2000
+    election_backoff_max_ms: int = 1000
+    request_timeout_ms: int = 2000
+    retry_backoff_ms: int = 20
+    append_linger_ms: int = 25
+    fetch_max_wait_ms: int = 500
+    fetch_max_bytes: int = 8 * MiB
+    fetch_snapshot_max_bytes: int = 8 * MiB
+
+    @classmethod
+    def from_kafka(cls, overrides: Mapping[str, object] | None = None) -> RaftConfig:
+        """Defaults with ``overrides`` applied, by Kafka name; a bad key or value raises ConfigError."""
+        values: dict[str, int] = {}
+        for key, raw in (overrides or {}).items():
+            spec = KEYS.get(key)
+            if spec is None:
+                raise ConfigError(
+                    f"unknown Raft configuration key {key!r}; known keys: {', '.join(sorted(KEYS))}")
+            attr, low = spec
+            values[attr] = _int_at_least(key, raw, low)
+        return cls(**values)
+
+    def to_kafka(self) -> dict[str, int]:
+        """Every setting under its Kafka name (what :meth:`from_kafka` accepts)."""
+        return {key: getattr(self, attr) for key, (attr, _) in KEYS.items()}
+
+    def __post_init__(self) -> None:
+        for key, (attr, low) in KEYS.items():
+            _int_at_least(key, getattr(self, attr), low)
+
+
+#: Kafka name -> (attribute, smallest allowed value)
+KEYS: dict[str, tuple[str, int]] = {
+    "controller.quorum.election.timeout.ms": ("election_timeout_ms", 1),
+    "controller.quorum.fetch.timeout.ms": ("fetch_timeout_ms", 1),
+    "controller.quorum.election.backoff.max.ms": ("election_backoff_max_ms", 1),
+    "controller.quorum.request.timeout.ms": ("request_timeout_ms", 1),
+    "controller.quorum.retry.backoff.ms": ("retry_backoff_ms", 0),
+    "controller.quorum.append.linger.ms": ("append_linger_ms", 0),
+    "replica.fetch.wait.max.ms": ("fetch_max_wait_ms", 0),
+    "testkit.raft.fetch.max.bytes": ("fetch_max_bytes", 1),
+    "testkit.raft.fetch.snapshot.max.bytes": ("fetch_snapshot_max_bytes", 1),
+}
+assert {a for a, _ in KEYS.values()} == {f.name for f in fields(RaftConfig)}
+
+
+def _int_at_least(key: str, raw: object, low: int) -> int:
+    value = raw
+    if type(raw) is str and raw.strip().lstrip("-").isdigit():
+        value = int(raw)
+    if type(value) is not int or value < low or value > 0x7FFFFFFF:
+        raise ConfigError(
+            f"{key} must be an integer in [{low}, 2147483647], got {raw!r}")
+    return value

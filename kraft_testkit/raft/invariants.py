@@ -1,0 +1,195 @@
+"""Safety invariants of a Raft quorum, checked after every event of a simulation.
+
+:class:`RaftInvariants` watches every replica of a :class:`~kraft_testkit.sim.Simulation` and
+raises :class:`~kraft_testkit.sim.InvariantViolation` (seed, invariant, trace tail) when:
+
+* ``single-leader``: two replicas lead the same epoch (ever, across restarts);
+* ``monotonic-epoch``: a replica's epoch goes down (across restarts; a wiped disk is a new replica);
+* ``monotonic-high-watermark``: a replica's high watermark goes down (within one incarnation);
+* ``committed-prefix``: two replicas hold different batches below their high watermarks, or two
+  listeners that applied the same prefix disagree on its state;
+* ``committed-majority``: the most recent committed offset is not held by a majority of voters (a
+  voter whose disk was wiped still counts for what it held: disk loss is not a protocol fault);
+* ``leader-completeness``: a new leader lacks a committed record;
+* ``snapshot-at-log-start``: a log starts after 0 without a snapshot ending exactly there;
+* ``durability``: a restarted replica lost a record it had acknowledged (reported as fetched, or
+  counted toward the high watermark as leader) or that was committed;
+* ``protocol``: a replica saw a message no correct peer would send (two leaders in one epoch, a
+  truncation below the high watermark...).
+
+Work per event is small: a replica is looked at only when its epoch, role, high watermark or log
+bounds changed, and each committed batch is compared once per replica.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, bisect_right
+from typing import Any
+
+from kraft_testkit.raft.replica import LEADER, RaftReplica
+from kraft_testkit.sim.errors import InvariantViolation
+
+INVARIANTS = ("single-leader", "monotonic-epoch", "monotonic-high-watermark", "committed-prefix",
+              "committed-majority", "leader-completeness", "snapshot-at-log-start", "durability",
+              "protocol")
+
+
+def _batch_key(data: bytes) -> bytes:
+    """What identifies a batch: its stored CRC (over everything after it) and its length."""
+    return data[17:21] + len(data).to_bytes(4, "big")
+
+
+class RaftInvariants:
+    """A simulation invariant: ``sim.add_invariant(RaftInvariants(), "raft")``."""
+
+    def __init__(self) -> None:
+        self._leaders: dict[int, int] = {}  # epoch -> leader id
+        self._complete: set[tuple[int, int]] = set()  # (leader, epoch) checked for completeness
+        self._epochs: dict[tuple[int, bytes], int] = {}  # (node, directory id) -> highest epoch
+        self._seen: dict[int, tuple[Any, ...]] = {}  # node -> fingerprint at the last check
+        self._machines: dict[int, RaftReplica] = {}  # node -> the last replica object seen
+        self._hw: dict[int, int] = {}  # node -> high watermark already checked
+        self._ghosts: dict[int, RaftReplica] = {}  # voter id -> its replica before a disk wipe
+        self._batches: dict[int, tuple[int, bytes]] = {}  # committed base offset -> (last, key)
+        self._states: dict[int, Any] = {}  # listener offset -> listener state
+        self.committed = 0  # the largest high watermark any replica reached
+        self._sim: Any = None
+
+    def __call__(self, sim: Any) -> None:
+        self._sim = sim
+        changed = False
+        for node_id, process in sim.processes.items():
+            machine = process.machine
+            if not isinstance(machine, RaftReplica):
+                continue
+            log = machine.log
+            fp = (machine, machine.epoch, machine.role, machine.hw, log.end_offset,
+                  log.start_offset, len(machine.anomalies))
+            if self._seen.get(node_id) == fp:
+                continue
+            self._seen[node_id] = fp
+            changed = True
+            previous = self._machines.get(node_id)
+            if previous is not machine:
+                self._started(node_id, previous, machine)
+            self._check(node_id, machine)
+        if changed:
+            self._check_majority(sim)
+
+    # ------------------------------------------------------------------ per replica
+
+    def _fail(self, invariant: str, detail: str) -> None:
+        sim = self._sim
+        raise InvariantViolation(invariant, detail, seed=sim.seed, now_ms=sim.now_ms,
+                                 trace_tail=sim.trace.tail(sim.tail_events))
+
+    def _started(self, node: int, old: RaftReplica | None, new: RaftReplica) -> None:
+        """A (re)start: what the old incarnation acknowledged must be on the new one's disk."""
+        self._machines[node] = new
+        self._hw.pop(node, None)
+        if old is None:
+            return
+        if new.wiped or new.dir != old.dir:
+            if old.is_voter and node not in self._ghosts:
+                self._ghosts[node] = old
+            return
+        need = max(old.acknowledged, min(old.hw, old.log.end_offset))
+        log = new.log
+        if log.end_offset < need and log.start_offset < need:
+            self._fail("durability", f"node {node} restarted with its log ending at "
+                                     f"{log.end_offset}, but it had acknowledged offsets up to "
+                                     f"{need}")
+        batch = log.batch_at(need - 1) if need > log.start_offset else None
+        if batch is not None:
+            i = log.bases.index(batch.base_offset)
+            j = old.log.bases.index(batch.base_offset) if batch.base_offset in old.log.bases else -1
+            if j < 0 or _batch_key(old.log.data[j]) != _batch_key(log.data[i]):
+                self._fail("durability", f"node {node} restarted with a different batch at "
+                                         f"{batch.base_offset} than it had acknowledged")
+
+    def _check(self, node: int, m: RaftReplica) -> None:
+        if m.anomalies:
+            self._fail("protocol", f"node {node}: {m.anomalies[0]}")
+        ident = (node, bytes(m.dir))
+        if m.epoch < self._epochs.get(ident, 0):
+            self._fail("monotonic-epoch", f"node {node} went from epoch {self._epochs[ident]} "
+                                          f"to {m.epoch}")
+        self._epochs[ident] = m.epoch
+        if m.role == LEADER:
+            holder = self._leaders.setdefault(m.epoch, node)
+            if holder != node:
+                self._fail("single-leader", f"nodes {holder} and {node} both lead epoch {m.epoch}")
+            if (node, m.epoch) not in self._complete:
+                self._complete.add((node, m.epoch))
+                self._check_complete(node, m)
+        log = m.log
+        if log.start_offset > 0:
+            snap = log.snapshot
+            if snap is None or snap.end_offset != log.start_offset:
+                self._fail("snapshot-at-log-start", f"node {node}: the log starts at "
+                           f"{log.start_offset} but the snapshot is "
+                           f"{None if snap is None else snap.snapshot_id}")
+        old_hw = self._hw.get(node)
+        if old_hw is not None and m.hw < old_hw:
+            self._fail("monotonic-high-watermark", f"node {node}: high watermark went from "
+                                                   f"{old_hw} to {m.hw}")
+        if old_hw is None or m.hw > old_hw:
+            self._check_prefix(node, m, old_hw if old_hw is not None else 0)
+            self._hw[node] = m.hw
+        self.committed = max(self.committed, m.hw)
+        listener = m.listener
+        if listener is not None and hasattr(listener, "state"):
+            state = listener.state()
+            known = self._states.setdefault(state[0], state)
+            if known != state:
+                self._fail("committed-prefix", f"node {node}: listener state {state} differs "
+                                               f"from {known} at the same offset")
+
+    def _check_prefix(self, node: int, m: RaftReplica, start: int) -> None:
+        """Compare the batches a replica newly knows as committed with what others had there."""
+        log = m.log
+        batches = self._batches
+        for i in range(bisect_left(log.bases, start), len(log.bases)):
+            base = log.bases[i]
+            batch = log.batches[i]
+            if batch.last_offset >= m.hw:
+                break
+            key = _batch_key(log.data[i])
+            known = batches.get(base)
+            if known is None:
+                batches[base] = (batch.last_offset, key)
+            elif known != (batch.last_offset, key):
+                self._fail("committed-prefix", f"node {node} holds a different committed batch "
+                                               f"at offset {base} than another replica")
+
+    def _holds(self, m: RaftReplica, offset: int) -> bool:
+        """Whether ``m``'s log (or snapshot) holds the committed record at ``offset``."""
+        log = m.log
+        if offset < log.start_offset:
+            return True
+        if offset >= log.end_offset:
+            return False
+        i = bisect_right(log.bases, offset) - 1
+        batch = log.batches[i]
+        known = self._batches.get(batch.base_offset)
+        if known is None:
+            return True  # nobody compared it yet; the prefix check will
+        return known == (batch.last_offset, _batch_key(log.data[i]))
+
+    def _check_complete(self, node: int, m: RaftReplica) -> None:
+        if self.committed > 0 and not self._holds(m, self.committed - 1):
+            self._fail("leader-completeness", f"node {node} leads epoch {m.epoch} without the "
+                                              f"committed record at {self.committed - 1}")
+
+    def _check_majority(self, sim: Any) -> None:
+        if self.committed == 0:
+            return
+        replicas = [m for m in self._machines.values() if m.is_voter]
+        voters = replicas[0].voters if replicas else {}
+        by_id = {m.id: m for m in replicas}
+        by_id.update({v: g for v, g in self._ghosts.items() if v not in by_id
+                      or by_id[v].dir != g.dir})
+        holders = sum(1 for v in voters if v in by_id and self._holds(by_id[v], self.committed - 1))
+        if voters and holders < len(voters) // 2 + 1:
+            self._fail("committed-majority", f"only {holders} of {len(voters)} voters hold the "
+                                             f"committed offset {self.committed - 1}")

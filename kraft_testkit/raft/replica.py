@@ -1,0 +1,1057 @@
+"""The Raft replica of KIP-595 and KIP-630 as a pure state machine.
+
+It follows the shape of Kafka's ``KafkaRaftClient``: every event (a message, the timer, an API
+call) changes the state, then a *poll* does whatever is due for the current role and says when
+it next needs to run. Nothing here reads a clock or a random source of its own: ``now_ms`` comes
+in, the election jitter comes from the ``random.Random`` handed in, and what to persist, send and
+when to wake up goes out as :class:`~kraft_testkit.sim.node.Effects`. Writes are synced before any
+message of the same step leaves.
+
+Roles (Kafka's ``EpochState`` classes): ``unattached`` (no leader, no vote), ``voted``,
+``candidate``, ``leader``, ``follower`` and ``resigned`` (a leader stepping down, gracefully or by
+check-quorum). Observers (replicas outside the voter set, such as brokers) are unattached or
+followers only: they fetch, never vote or stand.
+
+Voters are identified by id and directory id, as KIP-853 does: a voter whose disk was wiped comes
+back formatted with a new directory id, so it is no longer the voter the others know. It acts as
+an observer (it catches up, never votes, never stands) until voter changes exist; it must not,
+because it forgot the votes it cast before the wipe.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from kraft_testkit.protocol import messages as M
+from kraft_testkit.protocol.errors import DecodeError
+from kraft_testkit.protocol.frames import encode_control
+from kraft_testkit.protocol.records import RecordBatch, encode_batch, iter_batches
+from kraft_testkit.protocol.uuid import Uuid
+from kraft_testkit.raft import errors as E
+from kraft_testkit.raft import rpc
+from kraft_testkit.raft.config import RaftConfig
+from kraft_testkit.raft.errors import LogError, NotLeader
+from kraft_testkit.raft.listener import RaftListener
+from kraft_testkit.raft.log import QUORUM_STATE, RaftLog
+from kraft_testkit.raft.snapshot import decode_snapshot, encode_snapshot
+from kraft_testkit.raft.state import (
+    META_PROPERTIES,
+    PARTITION_METADATA,
+    ElectionState,
+    decode_meta_properties,
+    decode_quorum_state,
+    encode_meta_properties,
+    encode_partition_metadata,
+    encode_quorum_state,
+)
+from kraft_testkit.sim.node import NEVER, DiskOp, Effects, Replace
+
+UNATTACHED, VOTED, CANDIDATE, LEADER, FOLLOWER, RESIGNED = (
+    "unattached", "voted", "candidate", "leader", "follower", "resigned")
+_ELECTION_BACKOFF_BASE_MS = 100  # Kafka's RETRY_BACKOFF_BASE_MS
+_NO_DIR = Uuid.ZERO
+
+
+class _Conn:
+    """Kafka's RequestManager.ConnectionState: one request in flight per destination."""
+
+    __slots__ = ("backoff_until", "cid", "sent_at")
+
+    def __init__(self) -> None:
+        self.cid: int | None = None
+        self.sent_at = 0
+        self.backoff_until = 0
+
+    def ready_at(self, request_timeout_ms: int) -> int:
+        return self.sent_at + request_timeout_ms if self.cid is not None else self.backoff_until
+
+
+class Progress:
+    """What the leader knows of one replica's log (DescribeQuorum's ReplicaState)."""
+
+    __slots__ = ("caught_up_ms", "directory_id", "end_offset", "last_fetch_ms", "replica_id")
+
+    def __init__(self, replica_id: int, directory_id: Uuid, end_offset: int = -1) -> None:
+        self.replica_id = replica_id
+        self.directory_id = directory_id
+        self.end_offset = end_offset
+        self.last_fetch_ms = -1
+        self.caught_up_ms = -1
+
+
+class _Parked:
+    """A fetch the leader holds until new data, a new high watermark, or its max wait."""
+
+    __slots__ = ("cid", "deadline", "partition", "replica_id", "src")
+
+    def __init__(self, src: int, cid: int, replica_id: int, partition: Any, deadline: int) -> None:
+        self.src = src
+        self.cid = cid
+        self.replica_id = replica_id
+        self.partition = partition
+        self.deadline = deadline
+
+
+class _Leadership:
+    """State only a leader has (Kafka's LeaderState)."""
+
+    __slots__ = (
+        "acked",
+        "check_deadline",
+        "drain_at",
+        "epoch_start",
+        "fetched",
+        "observers",
+        "parked",
+        "pending",
+        "voters",
+        "wake_parked",
+    )
+
+    def __init__(self, epoch_start: int, voters: Mapping[int, Uuid], check_deadline: int) -> None:
+        self.epoch_start = epoch_start
+        self.voters = {v: Progress(v, d) for v, d in voters.items()}
+        self.observers: dict[int, Progress] = {}
+        self.acked: set[int] = set()  # voters that know this leader (BeginQuorumEpoch)
+        self.fetched: set[int] = set()  # voters that fetched since the last check-quorum reset
+        self.check_deadline = check_deadline
+        self.parked: list[_Parked] = []
+        self.pending: list[bytes] = []  # appended values waiting for the linger time
+        self.drain_at = NEVER
+        self.wake_parked = False
+
+
+class _Download:
+    """A snapshot being fetched from the leader, chunk by chunk, kept in memory until whole."""
+
+    __slots__ = ("data", "snapshot_id")
+
+    def __init__(self, snapshot_id: tuple[int, int]) -> None:
+        self.snapshot_id = snapshot_id
+        self.data = bytearray()
+
+
+class RaftReplica:
+    """One replica of ``__cluster_metadata-0``: a simulator node (``on_start``/``on_message``/
+    ``on_timer``) plus the API the layer above uses (``append``, ``resign``, ``describe_quorum``).
+
+    ``voters`` maps every voter's id to its directory id. ``disk`` is what the node's disk held
+    when it started; ``incarnation`` 1 means a freshly formatted disk, and a later incarnation
+    that finds no ``meta.properties`` means the disk was wiped.
+    """
+
+    def __init__(self, node_id: int, *, voters: Mapping[int, Uuid], rng: random.Random,
+                 disk: Mapping[str, bytes] | None = None, config: RaftConfig | None = None,
+                 cluster_id: str = "", incarnation: int = 1,
+                 listener: RaftListener | None = None, directory_id: Uuid | None = None) -> None:
+        self.id = node_id
+        self.config = config or RaftConfig()
+        self.cluster_id = cluster_id
+        self.voters = dict(voters)
+        self.majority = len(self.voters) // 2 + 1
+        self.listener = listener
+        self.incarnation = incarnation
+        self._rng = rng
+        disk = disk or {}
+        self._writes: list[DiskOp] = []
+        self._sync = False
+        self._sends: list[tuple[int, object]] = []
+        self._timer_at: int | None = None
+        self.anomalies: list[str] = []  # protocol breaches seen (invariants fail on any)
+
+        meta = disk.get(META_PROPERTIES)
+        self.formatted = meta is None
+        self.wiped = meta is None and incarnation > 1
+        if meta is not None:
+            self.dir = Uuid.parse(decode_meta_properties(meta).get("directory.id", str(_NO_DIR)))
+        elif self.wiped or directory_id is None and node_id not in self.voters:
+            self.dir = Uuid.random(rng)
+        else:
+            self.dir = directory_id if directory_id is not None else self.voters[node_id]
+        self.is_voter = self.voters.get(node_id) == self.dir
+
+        self.log, ops = RaftLog.recover(disk)
+        self._writes += ops
+        raw_state = disk.get(QUORUM_STATE)
+        try:
+            self._stored = decode_quorum_state(raw_state) if raw_state else ElectionState()
+        except LogError as e:
+            self.anomalies.append(str(e))
+            self._stored = ElectionState()
+        self.epoch = self._stored.epoch
+        self.role = UNATTACHED
+        self.leader_id: int | None = None
+        self.voted_id: int | None = None
+        self.hw = self.log.start_offset  # what is known committed (a snapshot always is)
+        self.acknowledged = 0  # the largest log end this replica told anyone it holds
+        self._next = 0  # the next offset to hand to the listener
+        self._fired: tuple[int | None, int] | None = None
+        self._conns: dict[int, _Conn] = {}
+        self._cid = (incarnation << 22) & 0x7FFFFFFF
+        self._deadline = NEVER  # election timeout, fetch timeout or resignation timeout
+        self._granted: set[int] = set()
+        self._rejected: set[int] = set()
+        self._retries = 0
+        self._backoff_until: int | None = None
+        self._lead: _Leadership | None = None
+        self._unacked: set[int] = set()
+        self._successors: list[int] = []
+        self._download: _Download | None = None
+        self._any_voter_at = 0  # an observer's next question to a random voter
+        self._fetch_cache: tuple[tuple[int, int, int, int], object] | None = None
+        self._empty_fetch: tuple[tuple[int, int, int], object] | None = None
+
+    # ================================================================== simulator contract
+
+    def on_start(self, now_ms: int) -> Effects | None:
+        if self.formatted:
+            self._writes += [
+                Replace(META_PROPERTIES, encode_meta_properties(self.id, self.cluster_id, self.dir)),
+                Replace(PARTITION_METADATA, encode_partition_metadata())]
+            self._persist()
+        self._sync = True
+        s = self._stored
+        if self.log.last_epoch > s.epoch:
+            self._to_unattached(self.log.last_epoch, now_ms)
+        elif not self.is_voter:
+            if s.leader_id >= 0 and s.leader_id != self.id:
+                self._to_follower(s.epoch, s.leader_id, now_ms)
+            else:
+                self._to_unattached(s.epoch, now_ms, persist=False)
+        elif s.leader_id == self.id:
+            self._to_resigned([], now_ms)
+        elif s.voted_id == self.id:
+            self._start_candidacy(now_ms, new_epoch=False)
+        elif s.voted_id >= 0:
+            self.role, self.voted_id = VOTED, s.voted_id
+            self._deadline = now_ms + self._election_timeout()
+        elif s.leader_id >= 0:
+            self._to_follower(s.epoch, s.leader_id, now_ms)
+        else:
+            self._to_unattached(s.epoch, now_ms, persist=False)
+        if self.is_voter and self.majority == 1 and self.role not in (LEADER, CANDIDATE):
+            self._start_candidacy(now_ms)
+        return self.poll(now_ms)
+
+    def on_message(self, src: int, msg: object, now_ms: int) -> Effects | None:
+        handler = _HANDLERS.get(type(getattr(msg, "body", None)))
+        if handler is not None:
+            if isinstance(msg, rpc.Request):
+                handler(self, src, msg.correlation_id, msg.body, now_ms)
+            else:
+                conn = self._conns.get(src)
+                if conn is None or conn.cid != msg.correlation_id:  # type: ignore[attr-defined]
+                    return None  # no longer expected: a duplicate, or answers a stale request
+                ok = handler(self, src, None, msg.body, now_ms)  # type: ignore[attr-defined]
+                conn = self._conns.get(src)  # a transition may have reset the connections
+                if conn is not None and conn.cid == msg.correlation_id:  # type: ignore[attr-defined]
+                    conn.cid = None
+                    if not ok:
+                        conn.backoff_until = now_ms + self.config.retry_backoff_ms
+        return self.poll(now_ms)
+
+    def on_timer(self, now_ms: int) -> Effects | None:
+        self._timer_at = None
+        return self.poll(now_ms)
+
+    def poll(self, now_ms: int) -> Effects | None:
+        """Do what is due, hand committed data to the listener, and collect the effects.
+
+        The simulator's hooks call this; API callers call it after ``append`` or ``resign``.
+        """
+        wake = _POLLS[self.role](self, now_ms)
+        for _ in range(16):  # a transition asks for another look at once
+            if wake > now_ms:
+                break
+            wake = _POLLS[self.role](self, now_ms)
+        if self._next < self.hw or self._fired is None or self._fired[1] != self.epoch or \
+                self._fired[0] != self.leader_id:
+            self._deliver(now_ms)
+        timer = None
+        if wake != self._timer_at:
+            timer = self._timer_at = wake
+        if not self._writes and not self._sends and timer is None:
+            return None
+        effects = Effects(self._writes, self._sync, self._sends, timer)
+        self._writes, self._sends, self._sync = [], [], False
+        return effects
+
+    # ================================================================== public API
+
+    @property
+    def is_leader(self) -> bool:
+        return self.role == LEADER
+
+    @property
+    def log_end_offset(self) -> int:
+        return self.log.end_offset
+
+    @property
+    def log_start_offset(self) -> int:
+        return self.log.start_offset
+
+    @property
+    def is_observer(self) -> bool:
+        return not self.is_voter
+
+    def append(self, values: Sequence[bytes], now_ms: int) -> int:
+        """Queue records for the next batch; returns the offset the last one will have.
+
+        Raises :class:`NotLeader` unless this replica leads. The records are written after
+        ``controller.quorum.append.linger.ms``, all in one batch (an atomic append); call
+        :meth:`poll` to collect the effects.
+        """
+        if self.role != LEADER or self._lead is None:
+            raise NotLeader(self.id, self.leader_id, self.epoch)
+        values = [bytes(v) for v in values]
+        if not values:
+            raise ValueError("append needs at least one record")
+        lead = self._lead
+        if not lead.pending:
+            lead.drain_at = now_ms + self.config.append_linger_ms
+        lead.pending.extend(values)
+        return self.log.end_offset + len(lead.pending) - 1
+
+    def resign(self, now_ms: int) -> None:
+        """Step down gracefully (Kafka's shutdown of a leader): EndQuorumEpoch to the voters,
+        naming successors by how far their logs are."""
+        if self.role == LEADER and self._lead is not None:
+            order = sorted((p for v, p in self._lead.voters.items() if v != self.id),
+                           key=lambda p: (-p.end_offset, p.replica_id))
+            self._to_resigned([p.replica_id for p in order], now_ms)
+
+    def describe_quorum(self) -> Any:
+        """A DescribeQuorumResponse as this replica would answer it."""
+        return self._describe_quorum()
+
+    # ================================================================== transitions
+
+    def _election_timeout(self) -> int:
+        t = self.config.election_timeout_ms
+        return t + self._rng.randrange(t)
+
+    def _persist(self) -> None:
+        leader = self.leader_id if self.leader_id is not None else -1
+        voted = self.voted_id if self.voted_id is not None else -1
+        self._writes.append(Replace(QUORUM_STATE, encode_quorum_state(
+            ElectionState(self.epoch, leader, voted), self.voters)))
+        self._sync = True
+
+    def _set(self, role: str, epoch: int, leader: int | None, voted: int | None,
+             persist: bool = True) -> None:
+        lead = self._lead
+        self.role, self.epoch, self.leader_id, self.voted_id = role, epoch, leader, voted
+        self._conns.clear()
+        self._download = None
+        if persist:
+            self._persist()
+        if lead is not None and role != LEADER:
+            self._lead = None
+            for parked in lead.parked:  # answered with the error a non-leader gives
+                self._answer_fetch(parked.src, parked.cid, parked.replica_id, parked.partition,
+                                   0, may_park=False)
+
+    def _to_unattached(self, epoch: int, now: int, persist: bool = True) -> None:
+        # A voter that was not following anyone keeps the rest of its election timeout (as
+        # Kafka's QuorumState does): otherwise candidates with stale logs, standing again and
+        # again, would keep resetting the timer of the one voter that could win.
+        keep = self.role in (UNATTACHED, VOTED, CANDIDATE) and self._deadline < NEVER
+        self._set(UNATTACHED, epoch, None, None, persist)
+        if not keep:
+            self._deadline = now + self._election_timeout()
+
+    def _to_voted(self, candidate: int, now: int) -> None:
+        self._set(VOTED, self.epoch, None, candidate)
+        self._deadline = now + self._election_timeout()
+
+    def _to_follower(self, epoch: int, leader: int, now: int) -> None:
+        self._set(FOLLOWER, epoch, leader, None)
+        self._deadline = now + self.config.fetch_timeout_ms
+
+    def _start_candidacy(self, now: int, new_epoch: bool = True) -> None:
+        self._retries = self._retries + 1 if self.role == CANDIDATE else 1
+        epoch = self.epoch + 1 if new_epoch else self.epoch
+        self._set(CANDIDATE, epoch, None, self.id)
+        self._granted, self._rejected = {self.id}, set()
+        self._backoff_until = None
+        self._deadline = now + self._election_timeout()
+        if len(self._granted) >= self.majority:
+            self._to_leader(now)
+
+    def _to_leader(self, now: int) -> None:
+        granting = sorted(self._granted)
+        self._set(LEADER, self.epoch, self.id, None)
+        lead = self._lead = _Leadership(self.log.end_offset, self.voters,
+                                        now + self.config.fetch_timeout_ms * 3 // 2)
+        lead.acked.add(self.id)
+        lead.voters[self.id].directory_id = self.dir
+        change = M.LeaderChangeMessage(
+            version=0, leader_id=self.id,
+            voters=tuple(M.LeaderChangeMessage.Voter(voter_id=v) for v in sorted(self.voters)),
+            granting_voters=tuple(M.LeaderChangeMessage.Voter(voter_id=v) for v in granting))
+        key, value = encode_control(change, 0)
+        self._append_batch(RecordBatch.build(self.log.end_offset, [value], keys=[key],
+                                             control=True, timestamp_ms=now,
+                                             leader_epoch=self.epoch))
+
+    def _to_resigned(self, successors: list[int], now: int) -> None:
+        self._set(RESIGNED, self.epoch, self.id, None, persist=False)
+        self._unacked = {v for v in self.voters if v != self.id}
+        self._successors = successors
+        self._deadline = now + self._election_timeout()
+
+    def _maybe_transition(self, leader: int | None, epoch: int, now: int) -> None:
+        """Follow what a request or response says about the epoch and its leader."""
+        if leader is not None and leader == self.id:
+            if not self.is_voter:
+                # news of this node id before its disk was wiped: the epoch is real, the
+                # leader is gone
+                if epoch > self.epoch:
+                    self._to_unattached(epoch, now)
+                return
+            if epoch > self.epoch or epoch == self.epoch and self.role not in (LEADER, RESIGNED):
+                self.anomalies.append(f"told that it leads epoch {epoch} while {self.role} "
+                                      f"in epoch {self.epoch}")
+            return
+        if epoch == self.epoch and leader is not None and self.leader_id is not None \
+                and leader != self.leader_id:
+            self.anomalies.append(f"two leaders in epoch {epoch}: {self.leader_id} and {leader}")
+            return
+        if epoch > self.epoch:
+            if leader is not None:
+                self._to_follower(epoch, leader, now)
+            else:
+                self._to_unattached(epoch, now)
+        elif epoch == self.epoch and leader is not None and self.leader_id is None:
+            self._to_follower(epoch, leader, now)
+
+    # ================================================================== polling, by role
+
+    def _send(self, dst: int, build: Any, now: int) -> int:
+        """Send a request if the connection to ``dst`` is ready; returns when to look again."""
+        conn = self._conns.get(dst)
+        if conn is None:
+            conn = self._conns[dst] = _Conn()
+        timeout = self.config.request_timeout_ms
+        at = conn.ready_at(timeout)
+        if now < at:
+            return at
+        self._cid = cid = (self._cid + 1) & 0x7FFFFFFF
+        conn.cid, conn.sent_at = cid, now
+        self._sends.append((dst, rpc.request(cid, build(dst))))
+        return now + timeout
+
+    def _send_any_voter(self, build: Any, now: int) -> int:
+        """An observer looking for the leader asks one random voter at a time, no more often
+        than every ``controller.quorum.retry.backoff.ms``."""
+        timeout = self.config.request_timeout_ms
+        ready, wake = [], max(self._any_voter_at, now + 1) if now < self._any_voter_at else NEVER
+        for v in sorted(self.voters):
+            if v == self.id:
+                continue
+            conn = self._conns.get(v)
+            if conn is not None and conn.cid is not None and now < conn.sent_at + timeout:
+                return conn.sent_at + timeout  # one question at a time
+            at = 0 if conn is None else conn.ready_at(timeout)
+            if at <= now:
+                ready.append(v)
+            elif at < wake:
+                wake = at
+        if not ready or now < self._any_voter_at:
+            return wake
+        self._any_voter_at = now + self.config.retry_backoff_ms
+        return self._send(self._rng.choice(ready), build, now)
+
+    def _poll_leader(self, now: int) -> int:
+        lead = self._lead
+        assert lead is not None
+        if lead.pending and now >= lead.drain_at:
+            values, lead.pending, lead.drain_at = lead.pending, [], NEVER
+            self._append_batch(RecordBatch.build(self.log.end_offset, values, timestamp_ms=now,
+                                                 leader_epoch=self.epoch))
+        if lead.parked:
+            wake_all, lead.wake_parked = lead.wake_parked, False
+            still = []
+            for p in lead.parked:
+                if wake_all or p.deadline <= now:
+                    self._answer_fetch(p.src, p.cid, p.replica_id, p.partition, now,
+                                       may_park=False)
+                else:
+                    still.append(p)
+            lead.parked = still
+        else:
+            lead.wake_parked = False
+        if self.majority > 1 and now >= lead.check_deadline:
+            self._to_resigned([], now)  # check-quorum: a majority stopped fetching
+            return now
+        wake = lead.drain_at
+        if self.majority > 1 and lead.check_deadline < wake:
+            wake = lead.check_deadline
+        for p in lead.parked:
+            wake = min(wake, p.deadline)
+        if len(lead.acked) < len(self.voters):
+            for v in self.voters:
+                if v not in lead.acked:
+                    wake = min(wake, self._send(v, self._begin_epoch_request, now))
+        return wake
+
+    def _poll_candidate(self, now: int) -> int:
+        if self._backoff_until is not None:
+            if now >= self._backoff_until:
+                self._start_candidacy(now)
+                return now
+            return self._backoff_until
+        if now >= self._deadline:
+            self._backoff_until = now + self._election_backoff()
+            return now
+        wake = self._deadline
+        if len(self._rejected) <= len(self.voters) - self.majority:  # can still win
+            for v in self.voters:
+                if v not in self._granted and v not in self._rejected:
+                    at = self._send(v, self._vote_request, now)
+                    wake = min(wake, at)
+        return wake
+
+    def _poll_follower(self, now: int) -> int:
+        if now >= self._deadline:
+            if self.is_voter:
+                self._start_candidacy(now)
+                return now
+            return self._send_any_voter(self._fetch_request, now)  # an observer looks around
+        build = self._fetch_snapshot_request if self._download else self._fetch_request
+        assert self.leader_id is not None
+        return min(self._deadline, self._send(self.leader_id, build, now))
+
+    def _poll_unattached(self, now: int) -> int:
+        if self.is_voter:
+            if now >= self._deadline:
+                self._start_candidacy(now)
+                return now
+            return self._deadline
+        return self._send_any_voter(self._fetch_request, now)
+
+    def _poll_resigned(self, now: int) -> int:
+        if now >= self._deadline:
+            self._start_candidacy(now)
+            return now
+        wake = self._deadline
+        for v in sorted(self._unacked):
+            at = self._send(v, self._end_epoch_request, now)
+            wake = min(wake, at)
+        return wake
+
+    def _election_backoff(self) -> int:
+        """Kafka's binary exponential backoff after a lost or timed-out election."""
+        retries = max(self._retries, 1)
+        ms = _ELECTION_BACKOFF_BASE_MS * self._rng.randrange(2 << min(20, retries - 1))
+        return min(ms, self.config.election_backoff_max_ms)
+
+    def _successor_backoff(self, successors: list[int]) -> int:
+        """How long a follower waits before standing, by its rank among preferred successors."""
+        position = successors.index(self.id) if self.id in successors else -1
+        if position <= 0:
+            return 0
+        base = self.config.election_backoff_max_ms >> (len(successors) - 1)
+        return min(self.config.election_backoff_max_ms, base << (position - 1))
+
+    # ================================================================== log and commit
+
+    def _append_batch(self, batch: RecordBatch) -> None:
+        data = encode_batch(batch)
+        self._writes.append(self.log.append(batch, data))
+        self._sync = True
+        lead = self._lead
+        if lead is not None:
+            lead.voters[self.id].end_offset = self.log.end_offset
+            self.acknowledged = self.log.end_offset
+            lead.wake_parked = True
+            self._update_high_watermark()
+
+    def _update_high_watermark(self) -> None:
+        lead = self._lead
+        assert lead is not None
+        offsets = sorted((p.end_offset for p in lead.voters.values()), reverse=True)
+        hw = offsets[self.majority - 1]
+        if hw > lead.epoch_start and hw > self.hw:  # only once this epoch's first record is in
+            self.hw = hw
+            lead.wake_parked = True
+
+    def _deliver(self, now: int) -> None:
+        """Hand the listener what became committed, then any leadership change it must see."""
+        listener = self.listener
+        while self._next < self.hw:
+            if self._next < self.log.start_offset:
+                snapshot = self.log.snapshot
+                assert snapshot is not None
+                if listener is not None:
+                    listener.handle_load_snapshot(snapshot)
+                self._next = snapshot.end_offset
+                continue
+            batches = self.log.batches_between(self._next, self.hw)
+            if not batches:
+                break
+            last = batches[-1]
+            self._next = last.last_offset + 1
+            if listener is not None:
+                records = listener.handle_commit(batches)
+                if records is not None:
+                    self._take_snapshot(self._next, last.partition_leader_epoch, records,
+                                        last.max_timestamp)
+        target = (self.leader_id, self.epoch)
+        if target != self._fired:
+            if self.role == LEADER and self._lead is not None and self._next < self._lead.epoch_start:
+                return  # the new leader's listener must first see every earlier record
+            self._fired = target
+            if listener is not None:
+                listener.handle_leader_change(*target)
+
+    def _take_snapshot(self, end_offset: int, epoch: int, records: Sequence[bytes],
+                       timestamp_ms: int) -> None:
+        current = self.log.snapshot
+        if current is not None and end_offset <= current.end_offset:
+            return
+        snapshot = encode_snapshot(end_offset, epoch, records, timestamp_ms)
+        self._writes += self.log.install_snapshot(snapshot)
+        self._sync = True
+
+    # ================================================================== request handlers
+
+    def _respond(self, dst: int, cid: int, body: Any) -> None:
+        self._sends.append((dst, rpc.response(cid, body)))
+
+    def _leader_or_nil(self) -> int:
+        return self.leader_id if self.leader_id is not None else -1
+
+    def _cluster_ok(self, cluster_id: str | None) -> bool:
+        return cluster_id is None or cluster_id == self.cluster_id
+
+    def _voter_only_error(self, remote: int, epoch: int, remote_dir: Uuid = _NO_DIR,
+                          my_dir: Uuid = _NO_DIR) -> int:
+        if epoch < self.epoch:
+            return E.FENCED_LEADER_EPOCH
+        if remote < 0:
+            return E.INVALID_REQUEST
+        expected = self.voters.get(remote)
+        if not self.is_voter or expected is None:
+            return E.INCONSISTENT_VOTER_SET
+        if remote_dir != _NO_DIR and remote_dir != expected or my_dir != _NO_DIR and my_dir != self.dir:
+            return E.INCONSISTENT_VOTER_SET
+        return E.NONE
+
+    def _leader_only_error(self, epoch: int) -> int:
+        if epoch < self.epoch:
+            return E.FENCED_LEADER_EPOCH
+        if epoch > self.epoch:
+            return E.UNKNOWN_LEADER_EPOCH
+        if self.role != LEADER:
+            return E.NOT_LEADER_OR_FOLLOWER
+        return E.NONE
+
+    def _on_vote_request(self, src: int, cid: int, req: Any, now: int) -> None:
+        if not self._cluster_ok(req.cluster_id):
+            return self._respond(src, cid, M.VoteResponse(error_code=E.INCONSISTENT_CLUSTER_ID))
+        p = rpc.vote_partition(req)
+        if p is None:
+            return self._respond(src, cid, M.VoteResponse(error_code=E.INVALID_REQUEST))
+        cand, cepoch = p.candidate_id, p.candidate_epoch
+        if p.last_offset < 0 or p.last_offset_epoch < 0 or p.last_offset_epoch >= cepoch:
+            error = E.INVALID_REQUEST
+        else:
+            error = self._voter_only_error(cand, cepoch, p.candidate_directory_id,
+                                           p.voter_directory_id)
+        granted = False
+        if error == E.NONE:
+            if cepoch > self.epoch:
+                self._to_unattached(cepoch, now)
+            if self.role == UNATTACHED:
+                granted = (p.last_offset_epoch, p.last_offset) >= (self.log.last_epoch,
+                                                                   self.log.end_offset)
+                if granted:
+                    self._to_voted(cand, now)  # persisted (and synced) before the answer leaves
+            elif self.role == VOTED:
+                granted = self.voted_id == cand
+        self._respond(src, cid, rpc.vote_response(error, self.epoch, self._leader_or_nil(), granted))
+
+    def _on_begin_epoch_request(self, src: int, cid: int, req: Any, now: int) -> None:
+        if not self._cluster_ok(req.cluster_id):
+            return self._respond(src, cid, M.BeginQuorumEpochResponse(
+                error_code=E.INCONSISTENT_CLUSTER_ID))
+        p = rpc.vote_partition(req)
+        if p is None:
+            return self._respond(src, cid, M.BeginQuorumEpochResponse(error_code=E.INVALID_REQUEST))
+        error = self._voter_only_error(p.leader_id, p.leader_epoch, my_dir=p.voter_directory_id)
+        if error == E.NONE:
+            self._maybe_transition(p.leader_id, p.leader_epoch, now)
+        self._respond(src, cid, rpc.begin_epoch_response(error, self.epoch, self._leader_or_nil()))
+
+    def _on_end_epoch_request(self, src: int, cid: int, req: Any, now: int) -> None:
+        if not self._cluster_ok(req.cluster_id):
+            return self._respond(src, cid, M.EndQuorumEpochResponse(
+                error_code=E.INCONSISTENT_CLUSTER_ID))
+        p = rpc.vote_partition(req)
+        if p is None:
+            return self._respond(src, cid, M.EndQuorumEpochResponse(error_code=E.INVALID_REQUEST))
+        error = self._voter_only_error(p.leader_id, p.leader_epoch)
+        if error == E.NONE:
+            self._maybe_transition(p.leader_id, p.leader_epoch, now)
+            if self.role == FOLLOWER and self.leader_id == p.leader_id:
+                backoff = self._successor_backoff(rpc.preferred_successors(p))
+                self._deadline = min(self._deadline, now + backoff)
+        self._respond(src, cid, rpc.end_epoch_response(error, self.epoch, self._leader_or_nil()))
+
+    def _on_fetch_request(self, src: int, cid: int, req: Any, now: int) -> None:
+        if not self._cluster_ok(req.cluster_id):
+            return self._respond(src, cid, M.FetchResponse(error_code=E.INCONSISTENT_CLUSTER_ID))
+        p = rpc.fetch_partition(req)
+        if p is None:
+            return self._respond(src, cid, M.FetchResponse(error_code=E.INVALID_REQUEST))
+        if req.max_wait_ms < 0 or p.fetch_offset < 0 or p.last_fetched_epoch < 0 \
+                or p.last_fetched_epoch > p.current_leader_epoch:
+            return self._respond(src, cid, rpc.fetch_response(
+                E.INVALID_REQUEST, self.epoch, self._leader_or_nil()))
+        replica = rpc.fetch_replica_id(req)
+        deadline = now + req.max_wait_ms if req.max_wait_ms > 0 else 0
+        self._answer_fetch(src, cid, replica, p, now, may_park=deadline > 0, deadline=deadline)
+
+    def _answer_fetch(self, src: int, cid: int, replica: int, p: Any, now: int,
+                      may_park: bool, deadline: int = 0) -> None:
+        """Answer a fetch now, or park it (nothing new yet and the follower is willing to wait)."""
+        error = self._leader_only_error(p.current_leader_epoch)
+        if error != E.NONE:
+            return self._respond(src, cid, rpc.fetch_response(error, self.epoch,
+                                                              self._leader_or_nil()))
+        log = self.log
+        kind, where = log.validate(p.fetch_offset, p.last_fetched_epoch)
+        if kind == "valid":
+            self._update_replica(replica, p.replica_directory_id, p.fetch_offset, now)
+            if p.fetch_offset >= log.end_offset and may_park:
+                assert self._lead is not None
+                self._lead.parked.append(_Parked(src, cid, replica, p, deadline))
+                return
+            records = log.read(p.fetch_offset, min(p.partition_max_bytes,
+                                                   self.config.fetch_max_bytes))
+            if records:
+                body = rpc.fetch_response(E.NONE, self.epoch, self.id, self.hw, log.start_offset,
+                                          records)
+            else:  # the common answer at steady state: build it once per state
+                key = (self.epoch, self.hw, log.start_offset)
+                cached = self._empty_fetch
+                if cached is None or cached[0] != key:
+                    cached = self._empty_fetch = (key, rpc.fetch_response(
+                        E.NONE, self.epoch, self.id, self.hw, log.start_offset))
+                body = cached[1]
+        elif kind == "diverging":
+            body = rpc.fetch_response(E.NONE, self.epoch, self.id, self.hw, log.start_offset,
+                                      diverging=where)
+        else:
+            body = rpc.fetch_response(E.NONE, self.epoch, self.id, self.hw, log.start_offset,
+                                      snapshot_id=where)
+        self._respond(src, cid, body)
+
+    def _update_replica(self, replica: int, directory: Uuid, offset: int, now: int) -> None:
+        lead = self._lead
+        assert lead is not None
+        if replica < 0 or replica == self.id:
+            return  # a client's fetch, or one claiming to be this leader: nothing to track
+        progress = lead.voters.get(replica)
+        is_voter = progress is not None and (directory == _NO_DIR or
+                                             directory == self.voters[replica])
+        if progress is not None and not is_voter:
+            progress.end_offset = -1  # the voter's disk is gone: what it acknowledged went too
+        if not is_voter:
+            progress = lead.observers.get(replica)
+            if progress is None:
+                progress = lead.observers[replica] = Progress(replica, directory)
+            progress.directory_id = directory
+        assert progress is not None
+        moved = progress.end_offset != offset
+        progress.end_offset = offset
+        progress.last_fetch_ms = now
+        if offset >= self.log.end_offset:
+            progress.caught_up_ms = now
+        if is_voter:
+            lead.acked.add(replica)
+            self._check_quorum_fetch(replica, now)
+            if moved:
+                self._update_high_watermark()
+
+    def _check_quorum_fetch(self, voter: int, now: int) -> None:
+        lead = self._lead
+        assert lead is not None
+        lead.fetched.add(voter)
+        if len(lead.fetched) + 1 >= self.majority:
+            lead.fetched.clear()
+            lead.check_deadline = now + self.config.fetch_timeout_ms * 3 // 2
+
+    def _on_fetch_snapshot_request(self, src: int, cid: int, req: Any, now: int) -> None:
+        if not self._cluster_ok(req.cluster_id):
+            return self._respond(src, cid, M.FetchSnapshotResponse(
+                error_code=E.INCONSISTENT_CLUSTER_ID))
+        if len(req.topics) != 1 or len(req.topics[0].partitions) != 1:
+            return self._respond(src, cid, M.FetchSnapshotResponse(error_code=E.INVALID_REQUEST))
+        p = rpc.snapshot_partition(req)
+        epoch, leader = self.epoch, self._leader_or_nil()
+        if p is None:
+            return self._respond(src, cid, rpc.fetch_snapshot_response(
+                E.UNKNOWN_TOPIC_OR_PARTITION, epoch, leader))
+        error = self._leader_only_error(p.current_leader_epoch)
+        if error != E.NONE:
+            return self._respond(src, cid, rpc.fetch_snapshot_response(error, epoch, leader))
+        sid = (p.snapshot_id.end_offset, p.snapshot_id.epoch)
+        snapshot = self.log.snapshot
+        if snapshot is None or snapshot.snapshot_id != sid:
+            return self._respond(src, cid, rpc.fetch_snapshot_response(
+                E.SNAPSHOT_NOT_FOUND, epoch, leader))
+        size = len(snapshot.data)
+        if not 0 <= p.position < size:
+            return self._respond(src, cid, rpc.fetch_snapshot_response(
+                E.POSITION_OUT_OF_RANGE, epoch, leader))
+        if req.replica_id in self.voters and p.replica_directory_id in (
+                _NO_DIR, self.voters[req.replica_id]):
+            self._check_quorum_fetch(req.replica_id, now)
+        chunk = min(max(req.max_bytes, 1), self.config.fetch_snapshot_max_bytes)
+        data = snapshot.data[p.position:p.position + chunk]
+        self._respond(src, cid, rpc.fetch_snapshot_response(E.NONE, epoch, leader, sid, size,
+                                                            p.position, data))
+
+    def _on_describe_quorum_request(self, src: int, cid: int, req: Any, now: int) -> None:
+        if len(req.topics) != 1 or len(req.topics[0].partitions) != 1 \
+                or req.topics[0].topic_name != rpc.TOPIC \
+                or req.topics[0].partitions[0].partition_index != rpc.PARTITION:
+            return self._respond(src, cid, rpc.describe_quorum_response(
+                E.UNKNOWN_TOPIC_OR_PARTITION, -1, -1, -1, [], []))
+        self._respond(src, cid, self._describe_quorum())
+
+    def _describe_quorum(self) -> Any:
+        lead = self._lead
+        if self.role != LEADER or lead is None:
+            return rpc.describe_quorum_response(E.NOT_LEADER_OR_FOLLOWER, self._leader_or_nil(),
+                                                self.epoch, -1, [], [])
+
+        def state(p: Progress) -> Any:
+            return rpc.replica_state(p.replica_id, p.directory_id, p.end_offset,
+                                     p.last_fetch_ms, p.caught_up_ms)
+        voters = [state(lead.voters[v]) for v in sorted(lead.voters)]
+        observers = [state(lead.observers[o]) for o in sorted(lead.observers)]
+        hw = self.hw if self.hw > lead.epoch_start else -1
+        return rpc.describe_quorum_response(E.NONE, self.id, self.epoch, hw, voters, observers)
+
+    # ================================================================== response handlers
+
+    def _common(self, error: int, leader_id: int, epoch: int, now: int) -> bool | None:
+        """Kafka's maybeHandleCommonResponse: None lets the API's own handler continue."""
+        leader = leader_id if leader_id >= 0 else None
+        if epoch < self.epoch or error == E.UNKNOWN_LEADER_EPOCH:
+            return True
+        if epoch > self.epoch or error in (E.FENCED_LEADER_EPOCH, E.NOT_LEADER_OR_FOLLOWER):
+            self._maybe_transition(leader, epoch, now)
+            return True
+        if leader is not None and self.leader_id is None:
+            self._maybe_transition(leader, epoch, now)
+            return None if error == E.NONE else True
+        if error == E.BROKER_NOT_AVAILABLE:
+            return False
+        return None
+
+    # A voter-only request answered INCONSISTENT_VOTER_SET went to a replica that is not the
+    # voter we know (a wiped disk, KIP-853): asking again cannot help, so it counts as answered.
+
+    def _on_vote_response(self, src: int, _: None, resp: Any, now: int) -> bool:
+        p = rpc.vote_partition(resp)
+        if resp.error_code != E.NONE or p is None:
+            return False
+        not_voter = p.error_code == E.INCONSISTENT_VOTER_SET
+        if not not_voter:
+            handled = self._common(p.error_code, p.leader_id, p.leader_epoch, now)
+            if handled is not None:
+                return handled
+        if self.role != CANDIDATE:
+            return True
+        if p.error_code == E.NONE and p.vote_granted:
+            self._granted.add(src)
+            if len(self._granted) >= self.majority:
+                self._to_leader(now)
+            return True
+        if p.error_code == E.NONE or not_voter:
+            self._rejected.add(src)
+            lost = len(self._rejected) > len(self.voters) - self.majority
+            if lost and self._backoff_until is None:
+                self._backoff_until = now + self._election_backoff()
+            return True
+        return False
+
+    def _on_begin_epoch_response(self, src: int, _: None, resp: Any, now: int) -> bool:
+        p = rpc.vote_partition(resp)
+        if resp.error_code != E.NONE or p is None:
+            return False
+        if p.error_code != E.INCONSISTENT_VOTER_SET:
+            handled = self._common(p.error_code, p.leader_id, p.leader_epoch, now)
+            if handled is not None:
+                return handled
+            if p.error_code != E.NONE:
+                return False
+        if self._lead is not None:
+            self._lead.acked.add(src)
+        return True
+
+    def _on_end_epoch_response(self, src: int, _: None, resp: Any, now: int) -> bool:
+        p = rpc.vote_partition(resp)
+        if resp.error_code != E.NONE or p is None:
+            return False
+        if p.error_code != E.INCONSISTENT_VOTER_SET:
+            handled = self._common(p.error_code, p.leader_id, p.leader_epoch, now)
+            if handled is not None:
+                return handled
+            if p.error_code != E.NONE:
+                return False
+        self._unacked.discard(src)
+        return True
+
+    def _on_fetch_response(self, src: int, _: None, resp: Any, now: int) -> bool:
+        p = rpc.fetch_response_partition(resp)
+        if resp.error_code != E.NONE or p is None:
+            return False
+        leader = p.current_leader
+        handled = self._common(p.error_code, leader.leader_id, leader.leader_epoch, now)
+        if handled is not None:
+            return handled
+        if p.error_code != E.NONE:
+            return False
+        if self.role != FOLLOWER or src != self.leader_id:
+            return True
+        log = self.log
+        diverging, snapshot_id = p.diverging_epoch, p.snapshot_id
+        if diverging.epoch >= 0:
+            cut = log.truncation_point(diverging.epoch, diverging.end_offset)
+            if cut < self.hw:
+                self.anomalies.append(f"asked to truncate to {cut}, below the high watermark "
+                                      f"{self.hw}")
+                return False
+            self._writes += log.truncate_to(cut)
+            self._sync = True
+            self.acknowledged = min(self.acknowledged, log.end_offset)
+        elif snapshot_id.epoch >= 0 or snapshot_id.end_offset >= 0:
+            if snapshot_id.epoch < 0 or snapshot_id.end_offset < 0:
+                return False
+            self._download = _Download((snapshot_id.end_offset, snapshot_id.epoch))
+        else:
+            if p.records:
+                self._append_fetched(p.records)
+            if p.high_watermark >= 0:
+                hw = min(p.high_watermark, log.end_offset)
+                self.hw = max(self.hw, hw)
+        self._deadline = now + self.config.fetch_timeout_ms
+        return True
+
+    def _append_fetched(self, records: bytes) -> None:
+        """Append the whole batches that continue the log; stop at anything else."""
+        log = self.log
+        data = bytes(records)
+        try:
+            for pos, batch in iter_batches(data, allow_truncated_tail=True):
+                if batch.base_offset != log.end_offset or not batch.crc_valid \
+                        or batch.partition_leader_epoch > self.epoch \
+                        or batch.partition_leader_epoch < log.last_epoch:
+                    break
+                end = pos + 12 + int.from_bytes(data[pos + 8:pos + 12], "big", signed=True)
+                self._writes.append(log.append(batch, data[pos:end]))
+                self._sync = True
+        except DecodeError:
+            pass
+
+    def _on_fetch_snapshot_response(self, src: int, _: None, resp: Any, now: int) -> bool:
+        p = rpc.snapshot_partition(resp)
+        if resp.error_code != E.NONE or p is None:
+            return False
+        leader = p.current_leader
+        handled = self._common(p.error_code, leader.leader_id, leader.leader_epoch, now)
+        if handled is not None:
+            return handled
+        download = self._download
+        if self.role != FOLLOWER or download is None:
+            return True
+        sid = (p.snapshot_id.end_offset, p.snapshot_id.epoch)
+        if p.error_code == E.SNAPSHOT_NOT_FOUND or sid[0] < 0 or sid[1] < 0:
+            self._download = None  # the leader moved on to a newer snapshot: fetch again
+            self._deadline = now + self.config.fetch_timeout_ms
+            return True
+        if p.error_code != E.NONE or sid != download.snapshot_id \
+                or p.position != len(download.data):
+            return False
+        download.data += p.unaligned_records
+        if len(download.data) >= p.size:
+            self._download = None
+            try:
+                snapshot = decode_snapshot(sid[0], sid[1], bytes(download.data))
+            except LogError as e:
+                self.anomalies.append(f"fetched snapshot is invalid: {e}")
+                return False
+            self._writes += self.log.install_snapshot(snapshot)
+            self._sync = True
+            self.acknowledged = min(self.acknowledged, self.log.end_offset)
+            self.hw = max(self.hw, snapshot.end_offset)
+        self._deadline = now + self.config.fetch_timeout_ms
+        return True
+
+    # ================================================================== request builders
+
+    def _vote_request(self, dst: int) -> Any:
+        return rpc.vote_request(self.cluster_id, self.epoch, self.id, self.dir, dst,
+                                self.voters[dst], self.log.last_epoch, self.log.end_offset)
+
+    def _begin_epoch_request(self, dst: int) -> Any:
+        return rpc.begin_epoch_request(self.cluster_id, self.epoch, self.id, dst, self.voters[dst])
+
+    def _end_epoch_request(self, dst: int) -> Any:
+        return rpc.end_epoch_request(self.cluster_id, self.epoch, self.id,
+                                     [(s, self.voters[s]) for s in self._successors])
+
+    def _fetch_request(self, dst: int) -> Any:
+        log = self.log
+        key = (self.epoch, log.end_offset, log.last_epoch, self.config.fetch_max_wait_ms)
+        cached = self._fetch_cache
+        if cached is None or cached[0] != key:
+            cached = self._fetch_cache = (key, rpc.fetch_request(
+                self.cluster_id, self.id, self.dir, self.epoch, log.end_offset, log.last_epoch,
+                self.config.fetch_max_wait_ms, self.config.fetch_max_bytes))
+        self.acknowledged = max(self.acknowledged, log.end_offset)
+        return cached[1]
+
+    def _fetch_snapshot_request(self, dst: int) -> Any:
+        download = self._download
+        assert download is not None
+        return rpc.fetch_snapshot_request(self.cluster_id, self.id, self.epoch,
+                                          download.snapshot_id, len(download.data),
+                                          self.config.fetch_snapshot_max_bytes, self.dir)
+
+    def __repr__(self) -> str:
+        kind = "voter" if self.is_voter else "observer"
+        return (f"RaftReplica({self.id} {kind} {self.role} epoch={self.epoch} "
+                f"leader={self.leader_id} log=[{self.log.start_offset}, {self.log.end_offset}) "
+                f"hw={self.hw})")
+
+
+_HANDLERS = {
+    M.VoteRequest: RaftReplica._on_vote_request,
+    M.VoteResponse: RaftReplica._on_vote_response,
+    M.BeginQuorumEpochRequest: RaftReplica._on_begin_epoch_request,
+    M.BeginQuorumEpochResponse: RaftReplica._on_begin_epoch_response,
+    M.EndQuorumEpochRequest: RaftReplica._on_end_epoch_request,
+    M.EndQuorumEpochResponse: RaftReplica._on_end_epoch_response,
+    M.FetchRequest: RaftReplica._on_fetch_request,
+    M.FetchResponse: RaftReplica._on_fetch_response,
+    M.FetchSnapshotRequest: RaftReplica._on_fetch_snapshot_request,
+    M.FetchSnapshotResponse: RaftReplica._on_fetch_snapshot_response,
+    M.DescribeQuorumRequest: RaftReplica._on_describe_quorum_request,
+}
+
+_POLLS = {
+    LEADER: RaftReplica._poll_leader,
+    CANDIDATE: RaftReplica._poll_candidate,
+    FOLLOWER: RaftReplica._poll_follower,
+    UNATTACHED: RaftReplica._poll_unattached,
+    VOTED: RaftReplica._poll_unattached,
+    RESIGNED: RaftReplica._poll_resigned,
+}

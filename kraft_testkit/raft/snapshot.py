@@ -1,0 +1,122 @@
+"""KIP-630 snapshot files: ``<end offset:020d>-<epoch:010d>.checkpoint``.
+
+A snapshot is a run of record batches like a log segment: a control batch with a
+SnapshotHeaderRecord first, the state machine's records in data batches, and a control batch with
+a SnapshotFooterRecord last. Batch offsets count from 0 inside the file and every batch carries
+the snapshot's epoch, as Kafka writes them. A file without its footer is not a snapshot.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+from kraft_testkit.protocol import messages as M
+from kraft_testkit.protocol.codegen import Message
+from kraft_testkit.protocol.errors import DecodeError
+from kraft_testkit.protocol.frames import decode_control, encode_control
+from kraft_testkit.protocol.records import RecordBatch, encode_batch, iter_batches
+from kraft_testkit.raft.errors import LogError
+
+SUFFIX = ".checkpoint"
+_NAME = re.compile(r"^(\d{20})-(\d{10})\.checkpoint$")
+_BATCH_BYTES = 1 << 20
+_HEADER_TYPE, _FOOTER_TYPE = 3, 4
+
+
+def file_name(end_offset: int, epoch: int) -> str:
+    """Kafka's name for the snapshot that ends at ``end_offset`` (exclusive) in ``epoch``."""
+    return f"{end_offset:020d}-{epoch:010d}{SUFFIX}"
+
+
+def parse_file_name(name: str) -> tuple[int, int] | None:
+    """``(end offset, epoch)`` of a snapshot file name (the part after the last ``/``), or None."""
+    m = _NAME.match(name.rpartition("/")[2])
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """A whole snapshot: its id, its data batches and the file's bytes (what FetchSnapshot sends)."""
+
+    end_offset: int
+    epoch: int
+    last_contained_log_timestamp: int
+    batches: tuple[RecordBatch, ...]
+    data: bytes
+
+    @property
+    def snapshot_id(self) -> tuple[int, int]:
+        """``(end offset, epoch)``, the order Kafka's OffsetAndEpoch prints."""
+        return (self.end_offset, self.epoch)
+
+    def records(self) -> Iterator[bytes]:
+        """The state machine's record values, in order."""
+        for batch in self.batches:
+            for r in batch.records:
+                if r.value is not None:
+                    yield r.value
+
+    def __repr__(self) -> str:
+        return (f"Snapshot(end_offset={self.end_offset}, epoch={self.epoch}, "
+                f"{len(self.batches)} batches, {len(self.data)} bytes)")
+
+
+def encode_snapshot(end_offset: int, epoch: int, values: Iterable[bytes],
+                    timestamp_ms: int) -> Snapshot:
+    """Build the snapshot file of ``values`` (record values as the state machine wrote them)."""
+    header_key, header_value = encode_control(
+        M.SnapshotHeaderRecord(version=0, last_contained_log_timestamp=timestamp_ms), 0)
+    batches = [RecordBatch.build(0, [header_value], keys=[header_key], control=True,
+                                 timestamp_ms=timestamp_ms, leader_epoch=epoch)]
+    data_batches = []
+    offset, chunk, size = 1, [], 0
+    for v in values:
+        chunk.append(bytes(v))
+        size += len(v)
+        if size >= _BATCH_BYTES:
+            data_batches.append(RecordBatch.build(offset, chunk, timestamp_ms=timestamp_ms,
+                                                  leader_epoch=epoch))
+            offset += len(chunk)
+            chunk, size = [], 0
+    if chunk:
+        data_batches.append(RecordBatch.build(offset, chunk, timestamp_ms=timestamp_ms,
+                                              leader_epoch=epoch))
+        offset += len(chunk)
+    footer_key, footer_value = encode_control(M.SnapshotFooterRecord(version=0), 0)
+    footer = RecordBatch.build(offset, [footer_value], keys=[footer_key], control=True,
+                               timestamp_ms=timestamp_ms, leader_epoch=epoch)
+    data = b"".join(encode_batch(b) for b in [*batches, *data_batches, footer])
+    return Snapshot(end_offset, epoch, timestamp_ms, tuple(data_batches), data)
+
+
+def decode_snapshot(end_offset: int, epoch: int, data: bytes) -> Snapshot:
+    """Parse a snapshot file; LogError unless it has a header first and a footer last."""
+    try:
+        batches = [b for _, b in iter_batches(bytes(data))]
+    except DecodeError as e:
+        raise LogError(f"snapshot {file_name(end_offset, epoch)} is corrupt: {e}") from None
+    if len(batches) < 2:
+        raise LogError(f"snapshot {file_name(end_offset, epoch)} lacks its header or footer")
+    header = _control(batches[0], _HEADER_TYPE, "header", end_offset, epoch)
+    _control(batches[-1], _FOOTER_TYPE, "footer", end_offset, epoch)
+    data_batches = tuple(b for b in batches[1:-1] if not b.is_control)
+    return Snapshot(end_offset, epoch, header.last_contained_log_timestamp, data_batches,
+                    bytes(data))
+
+
+def _control(batch: RecordBatch, ctype: int, what: str, end_offset: int, epoch: int) -> Message:
+    name = file_name(end_offset, epoch)
+    if not batch.is_control or not batch.records:
+        raise LogError(f"snapshot {name}: expected its {what} (a control batch) at offset "
+                       f"{batch.base_offset}")
+    r = batch.records[0]
+    try:
+        record = decode_control(r.key, r.value)
+    except DecodeError as e:
+        raise LogError(f"snapshot {name}: {e}") from None
+    if record.control_type != ctype:
+        raise LogError(f"snapshot {name}: expected control type {ctype}, "
+                       f"found {record.type_name}")
+    return record.message

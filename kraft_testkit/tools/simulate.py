@@ -1,0 +1,299 @@
+"""``kraft-testkit simulate``: random fault schedules against a Raft quorum, invariants on.
+
+Each seed builds a :class:`~kraft_testkit.quorum.Quorum` and a fault schedule drawn from the same
+seed: kills, graceful stops, restarts, partitions, isolations, packet loss, delays, duplicates,
+reordering, pauses and disk wipes (of a minority of voters, at most). A client appends a record
+every half second. Safety invariants run after every event; at the end every fault heals and the
+quorum must converge (one leader, every replica caught up) within :data:`LIVENESS_BOUND_MS`.
+
+A seed's outcome depends on nothing but the seed and the options, so ``--workers`` changes only
+the wall time. A failing seed prints a one-line replay command.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the runner's imports load lazily, so `kraft-testkit --help` stays quick
+    from kraft_testkit.quorum import Quorum
+    from kraft_testkit.sim import LinkProfile
+
+LIVENESS_BOUND_MS = 60_000
+APPEND_EVERY_MS = 500
+FAULT_KINDS = ("kill", "stop", "restart", "partition", "isolate", "drop", "delay", "duplicate",
+               "reorder", "pause", "wipe")
+
+
+@dataclass(frozen=True, slots=True)
+class Fault:
+    """One fault: what, on which node, when, and how long before it heals."""
+
+    at_ms: int
+    kind: str
+    node: int = 0
+    duration_ms: int = 0
+
+    def __str__(self) -> str:
+        return f"{self.at_ms} ms: {self.kind} n{self.node} for {self.duration_ms} ms"
+
+
+def random_schedule(seed: int, voters: int, duration_ms: int,
+                    kinds: tuple[str, ...] = FAULT_KINDS) -> list[Fault]:
+    """A fault every 0.5-5 s, each lasting 0.5-10 s, drawn from the seed's ``faults`` stream."""
+    from kraft_testkit.sim.rng import RngTree
+
+    rng = RngTree(seed).child("faults")
+    out, t = [], 0
+    while True:
+        t += rng.randint(500, 5_000)
+        if t >= duration_ms:
+            return out
+        out.append(Fault(t, rng.choice(kinds), rng.randint(1, voters), rng.randint(500, 10_000)))
+
+
+@dataclass(slots=True)
+class SeedResult:
+    seed: int
+    ok: bool
+    kind: str = ""  # "invariant", "liveness", "error" when not ok
+    detail: str = ""
+    digest: str = ""
+    events: int = 0
+    faults: int = 0
+    commits: int = 0
+    wall_s: float = 0.0
+    trace_tail: list[str] = field(default_factory=list)
+
+
+class _Run:
+    """Applies a schedule to a quorum; knows which faults are active so heals do not collide."""
+
+    def __init__(self, q: Quorum, base: LinkProfile) -> None:
+        self.q = q
+        self.base = base
+        self.link: dict[str, object] = {}
+        self.wiped: set[int] = set()
+        self.timeline: list[tuple[int, int, Callable[[], None]]] = []
+        self._seq = 0
+
+    def at(self, when: int, action: Callable[[], None]) -> None:
+        self._seq += 1
+        self.timeline.append((when, self._seq, action))
+
+    def _state(self, node: int) -> str:
+        return self.q.sim.process(node).state.value
+
+    def _set_link(self, key: str, value: object | None) -> None:
+        if value is None:
+            self.link.pop(key, None)
+        else:
+            self.link[key] = value
+        self.q.network.set_profile(replace(self.base, **self.link))  # type: ignore[arg-type]
+
+    def apply(self, f: Fault) -> None:
+        from kraft_testkit.sim import Uniform
+        from kraft_testkit.sim.rng import RngTree
+        from kraft_testkit.sim.topology import split
+
+        q, node, end = self.q, f.node, f.at_ms + f.duration_ms
+        faults = q.faults
+        state = self._state(node)
+        if f.kind in ("kill", "stop") and state == "running":
+            (faults.kill if f.kind == "kill" else faults.stop)(node)
+            self.at(end, lambda: self._start(node))
+        elif f.kind == "restart" and state == "running":
+            faults.restart(node)
+        elif f.kind == "pause" and state == "running":
+            faults.pause(node)
+            self.at(end, lambda: self._state(node) == "paused" and faults.resume(node))
+        elif f.kind == "wipe" and node not in self.wiped and \
+                len(self.wiped) < (len(q.voters) - 1) // 2 and state != "paused":
+            self.wiped.add(node)
+            faults.wipe_disk(node, start=False)
+            self.at(end, lambda: self._start(node))
+        elif f.kind == "partition":
+            topology = q.network.apply(split(q.nodes, RngTree(q.seed).child("split", f.at_ms)))
+            self.at(end, lambda: topology in q.sim.network.partitions and q.network.heal(topology))
+        elif f.kind == "isolate":
+            topology = q.network.isolate(node)
+            self.at(end, lambda: topology in q.sim.network.partitions and q.network.heal(topology))
+        elif f.kind in ("drop", "delay", "duplicate", "reorder") and f.kind not in self.link:
+            value: dict[str, object] = {"drop": {"drop": 0.2}, "delay": {"latency": Uniform(1, 300)},
+                                        "duplicate": {"duplicate": 0.2},
+                                        "reorder": {"reorder": 0.3}}[f.kind]
+            key, v = next(iter(value.items()))
+            self._set_link(key, v)
+            self.at(end, lambda: self._set_link(key, None))
+
+    def _start(self, node: int) -> None:
+        if self._state(node) in ("killed", "stopped"):
+            self.q.faults.start(node)
+
+    def append(self) -> bool:
+        from kraft_testkit.raft.errors import NotLeader
+
+        leader = self.q._leader()
+        if leader is None or self._state(leader.id) != "running":
+            return False
+        try:
+            self.q._call(leader.id, lambda r, now: r.append([b"x%d" % self.q.now_ms], now),
+                         "append")
+        except NotLeader:
+            return False
+        return True
+
+
+def run_seed(seed: int, *, voters: int = 5, minutes: float = 10.0, faults: str = "random",
+             wire: bool = True, schedule: list[Fault] | None = None,
+             observers: int = 0) -> SeedResult:
+    """Run one seed: build, run the schedule with invariants on, heal, check liveness."""
+    from kraft_testkit.errors import KraftError
+    from kraft_testkit.quorum import Quorum
+    from kraft_testkit.sim import InvariantViolation, LinkProfile, NoProgress
+
+    started = time.perf_counter()
+    duration = int(minutes * 60_000)
+    base = LinkProfile()
+    q = Quorum(voters, seed=seed, observers=observers, wire=wire, trace_keep=2_000,
+               config={"metadata.log.max.record.bytes.between.snapshots": 2_000})
+    if schedule is None:
+        schedule = random_schedule(seed, voters, duration) if faults == "random" else []
+    run = _Run(q, base)
+    for f in schedule:
+        run.at(f.at_ms, lambda f=f: run.apply(f))
+    for t in range(APPEND_EVERY_MS, duration, APPEND_EVERY_MS):
+        run.at(t, run.append)
+    result = SeedResult(seed, True, faults=len(schedule))
+    try:
+        while run.timeline:
+            run.timeline.sort()
+            when, _, action = run.timeline.pop(0)
+            if when > q.now_ms:
+                q.run_for(when - q.now_ms)
+            action()
+        if q.now_ms < duration:
+            q.run_for(duration - q.now_ms)
+        try:
+            q.converge(LIVENESS_BOUND_MS)
+        except NoProgress as e:
+            result.ok, result.kind, result.detail = False, "liveness", e.reason
+            result.trace_tail = e.trace_tail + ["", q.status()]
+    except InvariantViolation as e:
+        result.ok, result.kind = False, "invariant"
+        result.detail = f"{e.invariant}: {e.detail}"
+        result.trace_tail = e.trace_tail
+    except KraftError as e:
+        result.ok, result.kind, result.detail = False, "error", f"{type(e).__name__}: {e}"
+    result.digest = q.trace.digest()
+    result.events = len(q.trace)
+    result.commits = q.high_watermark
+    result.wall_s = time.perf_counter() - started
+    return result
+
+
+def _run_one(args: tuple[int, int, float, str, bool]) -> SeedResult:
+    seed, voters, minutes, faults, wire = args
+    try:
+        return run_seed(seed, voters=voters, minutes=minutes, faults=faults, wire=wire)
+    except Exception as e:  # noqa: BLE001 - a crash in node code is a finding, not the end
+        import traceback
+        return SeedResult(seed, False, "error", f"{type(e).__name__}: {e}",
+                          trace_tail=traceback.format_exc().splitlines()[-12:])
+
+
+def parse_seeds(text: str) -> range:
+    """``"0:200"`` (start:stop, stop excluded) or a single seed ``"17"``."""
+    try:
+        if ":" in text:
+            a, b = text.split(":", 1)
+            seeds = range(int(a), int(b))
+        else:
+            seeds = range(int(text), int(text) + 1)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"seeds are START:STOP or one seed, got {text!r}") \
+            from None
+    if not seeds:
+        raise argparse.ArgumentTypeError(f"empty seed range {text!r}")
+    return seeds
+
+
+def iter_results(seeds: range, voters: int, minutes: float, faults: str, wire: bool,
+                 workers: int) -> Iterator[SeedResult]:
+    jobs = [(s, voters, minutes, faults, wire) for s in seeds]
+    if workers <= 1:
+        yield from map(_run_one, jobs)
+        return
+    import multiprocessing
+    with multiprocessing.get_context("spawn").Pool(workers) as pool:
+        yield from pool.imap_unordered(_run_one, jobs)
+
+
+def replay_command(args: argparse.Namespace, seed: int) -> str:
+    parts = ["kraft-testkit simulate", f"--voters {args.voters}", f"--seeds {seed}:{seed + 1}",
+             f"--minutes {args.minutes:g}", f"--faults {args.faults}"]
+    if not args.wire:
+        parts.append("--no-wire")
+    return " ".join(parts)
+
+
+def main(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    console = Console(stderr=True)
+    seeds: range = args.seeds
+    failures: list[SeedResult] = []
+    started = time.perf_counter()
+    columns = (TextColumn("[bold]simulate"), BarColumn(), MofNCompleteColumn(),
+               TextColumn("{task.fields[bad]} violations"), TimeElapsedColumn())
+    with Progress(*columns, console=console, transient=not console.is_terminal) as progress:
+        task = progress.add_task("seeds", total=len(seeds), bad=0)
+        for result in iter_results(seeds, args.voters, args.minutes, args.faults, args.wire,
+                                   args.workers):
+            if not result.ok:
+                failures.append(result)
+            progress.update(task, advance=1, bad=len(failures))
+    wall = time.perf_counter() - started
+    for r in sorted(failures, key=lambda r: r.seed):
+        print(f"seed {r.seed}: {r.kind} violation: {r.detail}")
+        if args.verbose:
+            for line in r.trace_tail:
+                print("    " + line)
+        print(f"  replay: {replay_command(args, r.seed)}")
+    print(f"{len(seeds)} seeds, {len(failures)} violations ({wall:.1f} s)")
+    return 1 if failures else 0
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "simulate", help="run a Raft quorum under random faults for many seeds",
+        description="Run a Raft quorum under random fault schedules (kills, restarts, "
+                    "partitions, packet loss, delays, duplicates, pauses, disk wipes of a "
+                    "minority) with safety invariants checked after every event, then heal and "
+                    "check that it converges. Prints 'N seeds, M violations'; exits 1 on any.")
+    p.add_argument("--voters", type=int, default=5, help="voters in the quorum (default 5)")
+    p.add_argument("--seeds", type=parse_seeds, default=parse_seeds("0:100"),
+                   help="START:STOP seed range, stop excluded (default 0:100)")
+    p.add_argument("--minutes", type=float, default=10.0,
+                   help="virtual minutes of faults per seed (default 10)")
+    p.add_argument("--faults", choices=("random", "none"), default="random",
+                   help="fault schedule (default random)")
+    p.add_argument("--workers", type=int, default=1,
+                   help="processes to run seeds in (results do not depend on it)")
+    p.add_argument("--no-wire", dest="wire", action="store_false",
+                   help="skip encoding every message to Kafka bytes (faster)")
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help="print the trace tail of each violation")
+    p.set_defaults(func=main)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(prog="kraft-testkit")
+    add_parser(parser.add_subparsers(dest="command", required=True))
+    ns = parser.parse_args(["simulate", *sys.argv[1:]])
+    sys.exit(ns.func(ns))

@@ -1,0 +1,150 @@
+"""The replicated log: epochs, divergence, truncation, recovery from torn tails, quorum-state."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kraft_testkit.protocol.records import RecordBatch, encode_batch
+from kraft_testkit.raft.log import DIR, QUORUM_STATE, RaftLog, segment_name
+from kraft_testkit.raft.snapshot import encode_snapshot, file_name
+from kraft_testkit.raft.state import ElectionState, decode_quorum_state, encode_quorum_state
+from kraft_testkit.sim import MemoryDisk
+from kraft_testkit.sim.node import Delete, Replace, Truncate
+
+GOLDEN = "/work/shared/kafka-golden/apache-kafka-pr15553-023aafc"
+
+
+def build(epochs: list[int], start: int = 0) -> tuple[RaftLog, MemoryDisk]:
+    """A log with one two-record batch per entry of ``epochs``, mirrored on a disk."""
+    log = RaftLog(start)
+    disk = MemoryDisk()
+    disk.apply(Replace(log.segment, b""))
+    for e in epochs:
+        batch = RecordBatch.build(log.end_offset, [b"a", b"b"], timestamp_ms=0, leader_epoch=e)
+        disk.apply(log.append(batch, encode_batch(batch)))
+    disk.sync()
+    return log, disk
+
+
+def test_epochs_and_end_offset_for_epoch():
+    log, _ = build([1, 1, 3, 3, 4])
+    assert (log.end_offset, log.last_epoch) == (10, 4)
+    assert log.epochs == [(1, 0), (3, 4), (4, 8)]
+    assert log.end_offset_for_epoch(4) == (4, 10)
+    assert log.end_offset_for_epoch(9) == (4, 10)
+    assert log.end_offset_for_epoch(3) == (3, 8)
+    assert log.end_offset_for_epoch(2) == (1, 4)  # the largest epoch <= 2 is 1, ending at 4
+    assert log.end_offset_for_epoch(0) == (0, 0)
+
+
+def test_validate_fetch_positions():
+    log, _ = build([1, 1, 3])
+    assert log.validate(4, 1) == ("valid", None)
+    assert log.validate(6, 3) == ("valid", None)
+    assert log.validate(0, 0) == ("valid", None)
+    assert log.validate(5, 1) == ("diverging", (1, 4))  # epoch 1 ended at 4 here
+    assert log.validate(6, 2) == ("diverging", (1, 4))  # no epoch 2: truncate to epoch 1's end
+    assert log.validate(7, 3) == ("diverging", (3, 6))  # ahead of the log
+
+
+def test_truncate_and_truncation_point():
+    log, disk = build([1, 2, 2])
+    assert log.truncation_point(1, 2) == 2
+    ops = log.truncate_to(2)
+    assert ops == [Truncate(segment_name(0), log.size)] and log.end_offset == 2
+    assert log.epochs == [(1, 0)] and log.last_epoch == 1
+    for op in ops:
+        disk.apply(op)
+    assert RaftLog.recover(disk.view())[0].end_offset == 2
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(1, 4), min_size=1, max_size=8).map(sorted), st.integers(1, 400))
+def test_recovery_cuts_a_torn_tail_at_the_last_whole_batch(epochs, cut):
+    log, disk = build(epochs)
+    data = disk.view()[log.segment]
+    torn = data[: max(0, len(data) - cut)]
+    files = {log.segment: torn}
+    back, ops = RaftLog.recover(files)
+    ends = [p + len(d) for p, d in zip(log.positions, log.data) if p + len(d) <= len(torn)]
+    assert back.size == (ends[-1] if ends else 0) and back.size <= len(torn)
+    assert back.batches == log.batches[: len(ends)]
+    if back.size < len(torn):
+        assert ops == [Truncate(log.segment, back.size)]
+
+
+def test_recovery_stops_at_a_corrupt_batch():
+    log, disk = build([1, 1, 1])
+    data = bytearray(disk.view()[log.segment])
+    data[log.positions[2] + 30] ^= 0xFF  # flip a byte the CRC covers
+    back, ops = RaftLog.recover({log.segment: bytes(data)})
+    assert back.end_offset == 4 and ops == [Truncate(log.segment, log.positions[2])]
+
+
+def test_recovery_prefers_the_newest_segment_and_snapshot():
+    snap = encode_snapshot(4, 1, [b"state"], 0)
+    old = encode_snapshot(2, 1, [b"old"], 0)
+    log, disk = build([1, 1, 1, 2])
+    tail = b"".join(log.data[2:])
+    files = {segment_name(0): disk.view()[segment_name(0)], segment_name(4): tail,
+             f"{DIR}/{file_name(4, 1)}": snap.data, f"{DIR}/{file_name(2, 1)}": old.data}
+    back, ops = RaftLog.recover(files)
+    assert (back.start_offset, back.start_epoch, back.end_offset) == (4, 1, 8)
+    assert back.snapshot.snapshot_id == (4, 1)
+    assert Delete(segment_name(0)) in ops and Delete(f"{DIR}/{file_name(2, 1)}") in ops
+    assert back.validate(2, 1)[0] == "snapshot"  # below the log start: fetch the snapshot
+
+
+def test_install_snapshot_keeps_an_agreeing_tail_and_rolls_the_segment():
+    log, disk = build([1, 1, 2, 2])
+    ops = log.install_snapshot(encode_snapshot(4, 1, [b"s"], 0))
+    kinds = [(type(op).__name__, op.file) for op in ops]
+    assert kinds == [("Replace", f"{DIR}/{file_name(4, 1)}"), ("Replace", segment_name(4)),
+                     ("Delete", segment_name(0))]
+    assert (log.start_offset, log.end_offset, log.epochs) == (4, 8, [(2, 4)])
+    for op in ops:
+        disk.apply(op)
+    back, _ = RaftLog.recover(disk.view())
+    assert (back.start_offset, back.end_offset, back.batches) == (4, 8, log.batches)
+
+
+def test_install_snapshot_from_the_leader_restarts_the_log():
+    log, _ = build([1, 1])
+    log.install_snapshot(encode_snapshot(10, 3, [b"s"], 0))
+    assert (log.start_offset, log.end_offset, log.last_epoch, len(log)) == (10, 10, 3, 0)
+    assert log.validate(10, 3) == ("valid", None)
+
+
+def test_append_refuses_gaps_and_older_epochs():
+    log, _ = build([2])
+    with pytest.raises(Exception, match="does not continue"):
+        log.append(RecordBatch.build(5, [b"x"], timestamp_ms=0, leader_epoch=2), b"")
+    with pytest.raises(Exception, match="older"):
+        log.append(RecordBatch.build(2, [b"x"], timestamp_ms=0, leader_epoch=1), b"")
+
+
+def test_quorum_state_is_kafkas_json():
+    raw = encode_quorum_state(ElectionState(3, 1000, -1), [1000])
+    golden = Path(f"{GOLDEN}/B_mv18_3brokers_restart/__cluster_metadata-0/quorum-state").read_bytes()
+    assert raw == golden
+    assert decode_quorum_state(golden) == ElectionState(3, 1000, -1)
+    assert json.loads(encode_quorum_state(ElectionState(5, -1, 2), [3, 1, 2]))["currentVoters"] == [
+        {"voterId": 1}, {"voterId": 2}, {"voterId": 3}]
+    assert QUORUM_STATE == "__cluster_metadata-0/quorum-state"
+
+
+def test_golden_segment_recovers_whole():
+    data = Path(f"{GOLDEN}/B_mv18_3brokers_restart/__cluster_metadata-0/"
+                "00000000000000000000.log").read_bytes()
+    log, ops = RaftLog.recover({segment_name(0): data})
+    assert ops == [] and log.end_offset == 26 and log.last_epoch == 2
+    assert log.epochs == [(1, 0), (2, 25)]
+    torn = data[: len(data) - random.Random(1).randint(1, 60)]
+    log, ops = RaftLog.recover({segment_name(0): torn})
+    assert log.end_offset == 25 and type(ops[0]) is Truncate
