@@ -28,11 +28,38 @@ def _dump_log(args: argparse.Namespace) -> int:
     return status
 
 
+def _demo(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from .demo import run_demo
+
+    seed = args.seed
+    if seed is None:
+        import secrets
+
+        seed = secrets.randbelow(10_000)  # before the simulation starts; printed for replay
+    run_demo(seed, Console(), controllers=args.controllers, brokers=args.brokers,
+             verbose=args.verbose)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="kraft-testkit",
         description="An in-process, deterministic Kafka KRaft cluster for tests, and its tools.")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("demo", help="a scripted incident drill on an in-process cluster",
+                       description="Boot 3 controllers and 3 brokers, create a topic, kill the "
+                                   "active controller, isolate a broker until its lease expires, "
+                                   "heal, shut a broker down in a controlled way, reassign a "
+                                   "partition; print the timeline and the final metadata.")
+    p.add_argument("--seed", type=int, default=None, help="the run's seed (printed if not given)")
+    p.add_argument("--controllers", type=int, default=3)
+    p.add_argument("--brokers", type=int, default=3)
+    p.add_argument("--verbose", action="store_true",
+                   help="also show each partition's replica and ISR events")
+    p.set_defaults(func=_demo)
 
     p = sub.add_parser("dump-log", help="print a metadata log segment or snapshot file",
                        description="Print the batches and records of Kafka log segments (.log) "
@@ -45,6 +72,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--prerelease", action="store_true",
                    help="decode the pre-release record shapes of Kafka trunk, late 2023")
     p.set_defaults(func=_dump_log)
+
+    from .simulate import add_parser as add_simulate
+    add_simulate(sub)
     return parser
 
 

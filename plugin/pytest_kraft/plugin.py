@@ -52,3 +52,132 @@ def kraft_seed(request: pytest.FixtureRequest) -> int:
         return int(marker.kwargs["seed"])
     base = _base_seed(request.config)
     return (base * 1_000_003 + zlib.crc32(request.node.nodeid.encode())) & 0x7FFFFFFF
+
+
+# ------------------------------------------------------------- cluster fixtures
+
+_CLUSTER_KEYS = {"controllers", "brokers", "seed", "storage", "configs", "racks",
+                 "metadata_version", "wire", "invariants", "seed_defaults", "boot"}
+
+
+def _cluster_kwargs(request: pytest.FixtureRequest, seed: int, **defaults: object) -> dict:
+    marker = request.node.get_closest_marker("kraft")
+    kwargs: dict = dict(defaults)
+    if marker is not None:
+        unknown = set(marker.kwargs) - _CLUSTER_KEYS
+        if unknown:
+            raise pytest.UsageError(
+                f"@pytest.mark.kraft got unknown argument(s) {sorted(unknown)}; "
+                f"allowed: {sorted(_CLUSTER_KEYS)} (Kafka settings go in configs={{...}})")
+        kwargs.update(marker.kwargs)
+    kwargs["seed"] = seed
+    kwargs.setdefault("storage", request.config.getoption("--kraft-storage"))
+    if kwargs["storage"] == "tmpdir":
+        kwargs["data_dir"] = request.getfixturevalue("tmp_path") / "kraft"
+    return kwargs
+
+
+@pytest.fixture
+def kraft_cluster(request: pytest.FixtureRequest, kraft_seed: int):
+    """A booted cluster (3 controllers + 3 brokers unless ``@pytest.mark.kraft`` says
+    otherwise): every broker is RUNNING when the test starts."""
+    from kraft_testkit.cluster import Cluster
+
+    cluster = Cluster(**_cluster_kwargs(request, kraft_seed))
+    request.node._kraft_cluster = cluster  # for the failure report
+    yield cluster
+
+
+@pytest.fixture
+def controller_quorum(request: pytest.FixtureRequest, kraft_seed: int):
+    """Controllers only (``@pytest.mark.kraft(controllers=5)``), with an active controller."""
+    from kraft_testkit.cluster import Cluster
+
+    kwargs = _cluster_kwargs(request, kraft_seed)
+    kwargs["brokers"] = 0
+    cluster = Cluster(**kwargs)
+    cluster.run_until(lambda c: c.active_controller is not None, timeout_ms=30_000)
+    request.node._kraft_cluster = cluster
+    yield cluster
+
+
+@pytest.fixture
+def broker_fleet(kraft_cluster):
+    """The brokers of ``kraft_cluster`` (node handles)."""
+    return kraft_cluster.brokers
+
+
+class KraftClock:
+    """The virtual clock of a cluster: ``advance(ms)`` runs the simulation that long."""
+
+    def __init__(self, cluster) -> None:
+        self._cluster = cluster
+
+    @property
+    def now_ms(self) -> int:
+        return self._cluster.now_ms
+
+    def advance(self, ms: int) -> int:
+        self._cluster.run_for(ms)
+        return self._cluster.now_ms
+
+    def run_until(self, predicate, timeout_ms: int = 30_000) -> int:
+        return self._cluster.run_until(predicate, timeout_ms)
+
+
+def _the_cluster(request: pytest.FixtureRequest):
+    """The cluster this test uses: its controller_quorum if it asked for one, else kraft_cluster."""
+    if "controller_quorum" in request.fixturenames:
+        return request.getfixturevalue("controller_quorum")
+    return request.getfixturevalue("kraft_cluster")
+
+
+@pytest.fixture
+def kraft_clock(request: pytest.FixtureRequest) -> KraftClock:
+    """The virtual clock: ``kraft_clock.advance(10_000)`` runs ten virtual seconds."""
+    return KraftClock(_the_cluster(request))
+
+
+@pytest.fixture
+def kraft_network(request: pytest.FixtureRequest):
+    """Partitions, isolation, filters and link behaviour of the test's cluster."""
+    return _the_cluster(request).network
+
+
+@pytest.fixture
+def kraft_faults(request: pytest.FixtureRequest):
+    """kill / restart / stop / pause / resume / wipe_disk / skew of the test's cluster's nodes."""
+    return _the_cluster(request).faults
+
+
+@pytest.fixture
+def kraft_cluster_factory(request: pytest.FixtureRequest):
+    """Build clusters inside a test (for Hypothesis: one cluster per example)."""
+    from kraft_testkit.cluster import Cluster
+
+    built = []
+
+    def factory(**kwargs):
+        kwargs.setdefault("storage", "memory")
+        cluster = Cluster(**kwargs)
+        built.append(cluster)
+        request.node._kraft_cluster = cluster
+        return cluster
+
+    return factory
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    outcome = yield
+    report = outcome.get_result()
+    cluster = getattr(item, "_kraft_cluster", None)
+    if cluster is None or report.when != "call" or not report.failed:
+        return
+    base = _base_seed(item.config)
+    lines = [f"seed {cluster.seed} at virtual time {cluster.now_ms} ms",
+             f"replay: pytest '{item.nodeid}' --kraft-seed={base}"]
+    n = 40 if item.config.getoption("--kraft-trace") else 12
+    lines.append(f"last {n} events:")
+    lines += [f"  {e}" for e in cluster.trace.tail(n)]
+    report.sections.append(("kraft_testkit", "\n".join(lines)))

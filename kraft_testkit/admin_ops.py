@@ -1,0 +1,215 @@
+"""Admin operations of the :class:`~kraft_testkit.cluster.Cluster` facade.
+
+Each builds the Kafka request an admin client would send, sends it to the active controller
+through :meth:`Cluster.request` (over the simulated network, retried on NOT_CONTROLLER), and
+raises :class:`~kraft_testkit.protocol.error_codes.KafkaApiError` for an error code, so a test
+reads like a Kafka client's: ``with pytest.raises(KafkaApiError, match="TOPIC_ALREADY_EXISTS")``.
+A call returns once the controller answered, i.e. once its records are committed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from .protocol import messages as M
+from .protocol.error_codes import KafkaApiError
+
+TOPIC, BROKER = 2, 4
+SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
+ELECTION_TYPES = {"preferred": 0, "unclean": 1}
+SCRAM_MECHANISMS = {"SCRAM-SHA-256": 1, "SCRAM-SHA-512": 2}
+
+
+def _check(code: int, message: str | None, api: str) -> None:
+    KafkaApiError.check(code, message, api=api)
+
+
+class AdminOperations:
+    """Mixed into Cluster; needs ``request(body)``, ``metadata`` and ``run_until``."""
+
+    # ------------------------------------------------------------- topics
+
+    def create_topic(self, name: str, partitions: int | None = None,
+                     replication_factor: int | None = None, *,
+                     configs: Mapping[str, str] | None = None,
+                     assignments: Sequence[Sequence[int]] | None = None,
+                     validate_only: bool = False) -> Any:
+        """Create a topic; returns its committed ``TopicImage`` (the response when validating).
+
+        ``assignments`` gives each partition's replicas (then leave the counts out).
+        """
+        R = M.CreateTopicsRequest
+        topic = R.CreatableTopic(
+            name=name,
+            num_partitions=-1 if partitions is None else partitions,
+            replication_factor=-1 if replication_factor is None else replication_factor,
+            assignments=[R.CreatableReplicaAssignment(partition_index=i, broker_ids=list(r))
+                         for i, r in enumerate(assignments or ())],
+            configs=[R.CreatableTopicConfig(name=k, value=v) for k, v in (configs or {}).items()])
+        resp = self.request(R(topics=[topic], timeout_ms=30_000, validate_only=validate_only))
+        result = resp.topics[0]
+        _check(result.error_code, result.error_message, "CreateTopics")
+        if validate_only:
+            return result
+        return self.metadata.topic(name)
+
+    def delete_topic(self, name: str) -> None:
+        R = M.DeleteTopicsRequest
+        resp = self.request(R(topics=[R.DeleteTopicState(name=name)], topic_names=[name],
+                              timeout_ms=30_000))
+        for r in resp.responses:
+            _check(r.error_code, r.error_message, "DeleteTopics")
+
+    def create_partitions(self, name: str, count: int, *,
+                          assignments: Sequence[Sequence[int]] | None = None) -> None:
+        """Grow ``name`` to ``count`` partitions in total."""
+        R = M.CreatePartitionsRequest
+        topic = R.CreatePartitionsTopic(
+            name=name, count=count,
+            assignments=None if assignments is None else
+            [R.CreatePartitionsAssignment(broker_ids=list(a)) for a in assignments])
+        resp = self.request(R(topics=[topic], timeout_ms=30_000, validate_only=False))
+        for r in resp.results:
+            _check(r.error_code, r.error_message, "CreatePartitions")
+
+    # ------------------------------------------------------------- configs
+
+    def alter_configs(self, *, topic: str | None = None, broker: int | str | None = None,
+                      set: Mapping[str, str | None] | None = None,
+                      delete: Iterable[str] = (), validate_only: bool = False) -> None:
+        """IncrementalAlterConfigs on one topic or broker (``broker=""``: the cluster default).
+
+        A ``None`` value in ``set`` deletes the key, as Kafka's controller treats it.
+        """
+        if (topic is None) == (broker is None):
+            raise ValueError("give exactly one of topic= or broker=")
+        R = M.IncrementalAlterConfigsRequest
+        ops = [R.AlterableConfig(name=k, config_operation=SET, value=v)
+               for k, v in (set or {}).items()]
+        ops += [R.AlterableConfig(name=k, config_operation=DELETE, value=None) for k in delete]
+        resource = R.AlterConfigsResource(
+            resource_type=TOPIC if topic is not None else BROKER,
+            resource_name=topic if topic is not None else str(broker), configs=ops)
+        resp = self.request(R(resources=[resource], validate_only=validate_only))
+        for r in resp.responses:
+            _check(r.error_code, r.error_message, "IncrementalAlterConfigs")
+
+    def describe_configs(self, *, topic: str | None = None,
+                         broker: int | str | None = None) -> dict[str, str | None]:
+        """Every config of a topic or broker with its effective value (defaults included)."""
+        R = M.DescribeConfigsRequest
+        resource = R.DescribeConfigsResource(
+            resource_type=TOPIC if topic is not None else BROKER,
+            resource_name=topic if topic is not None else str(broker), configuration_keys=None)
+        resp = self.request(R(resources=[resource], include_synonyms=False,
+                              include_documentation=False))
+        result = resp.results[0]
+        _check(result.error_code, result.error_message, "DescribeConfigs")
+        return {c.name: c.value for c in result.configs}
+
+    # ------------------------------------------------------------- replication
+
+    def reassign(self, topic: str, partition: int, replicas: Sequence[int] | None) -> None:
+        """Start a reassignment of one partition to ``replicas`` (None cancels it)."""
+        R = M.AlterPartitionReassignmentsRequest
+        part = R.ReassignablePartition(partition_index=partition,
+                                       replicas=None if replicas is None else list(replicas))
+        resp = self.request(R(timeout_ms=30_000,
+                              topics=[R.ReassignableTopic(name=topic, partitions=[part])]))
+        _check(resp.error_code, resp.error_message, "AlterPartitionReassignments")
+        for t in resp.responses:
+            for p in t.partitions:
+                _check(p.error_code, p.error_message, "AlterPartitionReassignments")
+
+    def list_reassignments(self) -> dict[tuple[str, int], dict[str, list[int]]]:
+        """Ongoing reassignments: ``{(topic, partition): {replicas, adding, removing}}``."""
+        resp = self.request(M.ListPartitionReassignmentsRequest(timeout_ms=30_000, topics=None))
+        _check(resp.error_code, resp.error_message, "ListPartitionReassignments")
+        return {(t.name, p.partition_index): {"replicas": list(p.replicas),
+                                              "adding": list(p.adding_replicas),
+                                              "removing": list(p.removing_replicas)}
+                for t in resp.topics for p in t.partitions}
+
+    def elect_leaders(self, topic: str | None = None, partitions: Sequence[int] | None = None, *,
+                      election: str = "preferred") -> dict[tuple[str, int], str]:
+        """ElectLeaders; returns each partition's outcome by error name (``"NONE"`` = elected)."""
+        from .protocol.error_codes import ErrorCode
+
+        R = M.ElectLeadersRequest
+        if election not in ELECTION_TYPES:
+            raise ValueError(f"election must be one of {sorted(ELECTION_TYPES)}, got {election!r}")
+        parts = None
+        if topic is not None:
+            ids = partitions if partitions is not None else sorted(
+                self.metadata.topic(topic).partitions)
+            parts = [R.TopicPartitions(topic=topic, partitions=list(ids))]
+        resp = self.request(R(election_type=ELECTION_TYPES[election], topic_partitions=parts,
+                              timeout_ms=30_000))
+        _check(resp.error_code, None, "ElectLeaders")
+        return {(r.topic, p.partition_id): ErrorCode.name_of(p.error_code)
+                for r in resp.replica_election_results for p in r.partition_result}
+
+    # ------------------------------------------------------------- membership and features
+
+    def unregister_broker(self, broker: Any) -> None:
+        resp = self.request(M.UnregisterBrokerRequest(broker_id=int(broker)))
+        _check(resp.error_code, resp.error_message, "UnregisterBroker")
+
+    def update_feature(self, name: str, level: int, *, upgrade_type: str = "upgrade",
+                       validate_only: bool = False) -> None:
+        """UpdateFeatures for one feature (``upgrade``, ``safe_downgrade``, ``unsafe_downgrade``)."""
+        types = {"upgrade": 1, "safe_downgrade": 2, "unsafe_downgrade": 3}
+        R = M.UpdateFeaturesRequest
+        update = R.FeatureUpdateKey(feature=name, max_version_level=level,
+                                    allow_downgrade=upgrade_type != "upgrade",
+                                    upgrade_type=types[upgrade_type])
+        resp = self.request(R(timeout_ms=30_000, feature_updates=[update],
+                              validate_only=validate_only))
+        _check(resp.error_code, resp.error_message, "UpdateFeatures")
+        for r in resp.results:
+            _check(r.error_code, r.error_message, "UpdateFeatures")
+
+    # ------------------------------------------------------------- security and quotas
+
+    def create_acl(self, *, principal: str, resource_type: int, resource_name: str,
+                   operation: int, permission: int = 3, pattern_type: int = 3,
+                   host: str = "*") -> None:
+        """One ACL with Kafka's codes (resource type 2 = TOPIC, operation 3 = READ, permission
+        3 = ALLOW, pattern 3 = LITERAL)."""
+        R = M.CreateAclsRequest
+        creation = R.AclCreation(resource_type=resource_type, resource_name=resource_name,
+                                 resource_pattern_type=pattern_type, principal=principal,
+                                 host=host, operation=operation, permission_type=permission)
+        resp = self.request(R(creations=[creation]))
+        for r in resp.results:
+            _check(r.error_code, r.error_message, "CreateAcls")
+
+    def alter_client_quota(self, entity: Mapping[str, str | None],
+                           quotas: Mapping[str, float | None]) -> None:
+        """Set (or, with None, remove) quotas of an entity like ``{"user": "alice"}``."""
+        R = M.AlterClientQuotasRequest
+        entry = R.EntryData(
+            entity=[R.EntityData(entity_type=k, entity_name=v) for k, v in entity.items()],
+            ops=[R.OpData(key=k, value=0.0 if v is None else float(v), remove=v is None)
+                 for k, v in quotas.items()])
+        resp = self.request(R(entries=[entry], validate_only=False))
+        for r in resp.entries:
+            _check(r.error_code, r.error_message, "AlterClientQuotas")
+
+    def upsert_scram_credential(self, user: str, password: str, *,
+                                mechanism: str = "SCRAM-SHA-256", iterations: int = 4096,
+                                salt: bytes | None = None) -> None:
+        """Create or replace a SCRAM credential (salted as a Kafka client would)."""
+        from .controller.scram import salted_password
+
+        mech = SCRAM_MECHANISMS[mechanism]
+        salt = salt if salt is not None else f"salt-{user}".encode()
+        R = M.AlterUserScramCredentialsRequest
+        up = R.ScramCredentialUpsertion(name=user, mechanism=mech, iterations=iterations,
+                                        salt=salt,
+                                        salted_password=salted_password(mech, password, salt,
+                                                                        iterations))
+        resp = self.request(R(deletions=[], upsertions=[up]))
+        for r in resp.results:
+            _check(r.error_code, r.error_message, "AlterUserScramCredentials")

@@ -1,0 +1,496 @@
+"""The facade users hold: a whole KRaft cluster (controllers + brokers) in one process.
+
+>>> c = Cluster(controllers=3, brokers=3, seed=7)        # boots until every broker is RUNNING
+>>> c.create_topic("orders", partitions=6, replication_factor=3)
+>>> old = c.active_controller
+>>> c.faults.kill(old)
+>>> c.run_until(lambda c: c.active_controller not in (None, old), timeout_ms=10_000)
+>>> c.metadata.topic("orders").partitions[0].leader      # the committed metadata image
+
+Everything runs under the simulator's virtual clock, so a 30-second failover takes
+milliseconds of wall time, and the same seed replays the same run (``c.trace.digest()``).
+Controllers get node ids 1000, 1001, ... (as in Kafka's test harness); brokers 0, 1, ...
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .admin import ADMIN_NODE_ID, AdminClientNode
+from .admin_ops import AdminOperations
+from .config import KEYS as NODE_KEYS
+from .config import NodeConfig
+from .errors import ConfigError
+from .metadata import MetadataImage
+from .protocol import messages as M
+from .protocol.codegen import Message
+from .protocol.error_codes import ErrorCode, KafkaApiError
+from .protocol.log import write_log
+from .protocol.uuid import Uuid
+from .quorum import NetworkControl
+from .raft import rpc
+from .raft.config import KEYS as RAFT_KEYS
+from .raft.config import RaftConfig
+from .sim import LinkProfile, NoProgress, Simulation
+from .sim.errors import NodeStateError
+from .sim.directory_disk import DirectoryDisk
+from .sim.rng import RngTree
+
+CONTROLLER_ID_BASE = 1000
+STORAGES = ("memory", "tmpdir")
+REQUEST_TIMEOUT_MS = 5_000
+
+
+@dataclass(frozen=True)
+class NodeHandle:
+    """A node of the cluster, as tests name it: ``c.brokers[0]``, ``c.active_controller``.
+
+    Compares equal to other handles of the same node id (and hashes like it).
+    """
+
+    id: int
+    roles: tuple[str, ...]
+    _cluster: Any
+
+    @property
+    def process(self) -> Any:
+        return self._cluster.sim.process(self.id)
+
+    @property
+    def up(self) -> bool:
+        return self.process.up
+
+    @property
+    def machine(self) -> Any:
+        return self.process.machine
+
+    @property
+    def is_controller(self) -> bool:
+        return "controller" in self.roles
+
+    @property
+    def is_broker(self) -> bool:
+        return "broker" in self.roles
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, NodeHandle):
+            return self.id == other.id
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self.id)
+
+    def __int__(self) -> int:
+        return self.id
+
+    def __index__(self) -> int:
+        return self.id
+
+    def __repr__(self) -> str:
+        return f"<{'+'.join(self.roles)} {self.id}>"
+
+
+def node_id(node: NodeHandle | int) -> int:
+    return node.id if isinstance(node, NodeHandle) else int(node)
+
+
+def split_configs(configs: Mapping[str, object] | None) -> tuple[dict, dict]:
+    """Kafka-named settings into (Raft settings, node settings); unknown keys are an error."""
+    raft, node = {}, {}
+    for key, value in (configs or {}).items():
+        if key in RAFT_KEYS:
+            raft[key] = value
+        elif key in NODE_KEYS:
+            node[key] = value
+        else:
+            known = sorted(set(RAFT_KEYS) | set(NODE_KEYS))
+            raise ConfigError(f"unknown configuration key {key!r}; known keys: {', '.join(known)}")
+    return raft, node
+
+
+class Cluster(AdminOperations):
+    """``controllers`` controller nodes and ``brokers`` broker nodes, driven by one seed.
+
+    Keyword arguments:
+
+    * ``seed``: every random choice of the run flows from it (same seed, same trace digest);
+    * ``storage``: ``"memory"`` or ``"tmpdir"`` (each node's files in Kafka's layout under
+      ``data_dir``, a fresh temporary directory unless given);
+    * ``configs``: settings by Kafka name (``{"broker.session.timeout.ms": 12000}``);
+    * ``seed_defaults``: the seeds' timeouts (18000/3000) instead of released Kafka's (9000/2000);
+    * ``racks``: a rack per broker (a list) or a number of racks to spread brokers over;
+    * ``metadata_version``: the bootstrap metadata.version (level or name, default 3.7-IV4);
+    * ``wire``: encode every message to Kafka bytes and back (default on);
+    * ``combined``: ``process.roles=broker,controller`` on nodes 0..controllers-1 (brokers
+      beyond them are broker-only); otherwise controllers are separate nodes 1000, 1001, ...;
+    * ``boot``: run until every broker is RUNNING before returning (default on).
+    """
+
+    def __init__(self, controllers: int = 3, brokers: int = 3, *, seed: int = 0,
+                 storage: str = "memory", data_dir: str | os.PathLike | None = None,
+                 configs: Mapping[str, object] | None = None, seed_defaults: bool = False,
+                 racks: Sequence[str] | int | None = None, metadata_version: int | str = 19,
+                 wire: bool = True, invariants: bool = True, link: LinkProfile | None = None,
+                 boot: bool = True, boot_timeout_ms: int = 60_000, combined: bool = False,
+                 trace_keep: int | None = 10_000) -> None:
+        from .controller.handlers import build_controller
+        from .invariants import ClusterInvariants
+        from .node import KraftNode
+
+        if type(controllers) is not int or controllers < 1:
+            raise ConfigError(f"controllers must be an int >= 1, got {controllers!r}")
+        if type(brokers) is not int or brokers < 0:
+            raise ConfigError(f"brokers must be an int >= 0, got {brokers!r}")
+        if storage not in STORAGES:
+            raise ConfigError(f"storage must be one of {', '.join(STORAGES)}, got {storage!r}")
+        raft_overrides, node_overrides = split_configs(configs)
+        self.raft_config = RaftConfig.from_kafka(raft_overrides)
+        self.config = NodeConfig.from_kafka(node_overrides, seed_defaults=seed_defaults)
+        self.storage = storage
+        self.combined = combined
+        self.data_dir = None
+        if storage == "tmpdir":
+            self.data_dir = os.fspath(data_dir) if data_dir is not None else \
+                tempfile.mkdtemp(prefix="kraft-testkit-")
+        self.metadata_version = metadata_version
+        names = RngTree(seed).child("cluster")
+        self.cluster_id = str(Uuid.random(names.child("cluster-id")))
+        # combined mode (process.roles=broker,controller): nodes 0..n-1 are controllers too
+        base = 0 if combined else CONTROLLER_ID_BASE
+        self.controller_ids = [base + i for i in range(controllers)]
+        self.broker_ids = list(range(brokers))
+        self.roles: dict[int, tuple[str, ...]] = {}
+        for n in self.controller_ids:
+            self.roles[n] = ("controller",)
+        for n in self.broker_ids:
+            self.roles[n] = tuple(sorted(self.roles.get(n, ()) + ("broker",)))
+        self.racks = _racks(racks, brokers)
+        self.directory_ids = {n: Uuid.random(names.child("directory", n)) for n in self.roles}
+        voters = {c: self.directory_ids[c] for c in self.controller_ids}
+        self.sim = Simulation(seed, link=link, codec=rpc.RaftCodec() if wire else None,
+                              trace_keep=trace_keep)
+        self.invariants = ClusterInvariants(self)
+        if invariants:
+            self.sim.add_invariant(self.invariants, "cluster")
+
+        def factory(ctx):
+            return KraftNode(
+                ctx, roles=self.roles[ctx.node_id], voters=voters, cluster_id=self.cluster_id,
+                raft_config=self.raft_config, config=self.config,
+                directory_id=self.directory_ids[ctx.node_id], rack=self.racks.get(ctx.node_id),
+                controller_factory=lambda nid, rng: build_controller(
+                    nid, rng, cluster_id=self.cluster_id, config=self.config,
+                    metadata_version=metadata_version))
+
+        for n in sorted(self.roles):
+            self.sim.add_node(n, factory, disk=self._disk(n))
+        self.sim.add_node(ADMIN_NODE_ID, AdminClientNode)
+        self._admin: AdminClientNode = self.sim.process(ADMIN_NODE_ID).machine
+        self._correlation = 0
+        handles = {n: NodeHandle(n, roles, self) for n, roles in sorted(self.roles.items())}
+        self.controllers = [handles[n] for n in self.controller_ids]
+        self.brokers = [handles[n] for n in self.broker_ids]
+        self.faults = ClusterFaults(self)
+        self.network = ClusterNetwork(self)
+        if boot:
+            self.run_until(lambda c: c.all_brokers_running(), timeout_ms=boot_timeout_ms)
+
+    def _disk(self, node: int):
+        if self.data_dir is None:
+            return None
+        role = "combined" if len(self.roles[node]) == 2 else self.roles[node][0]
+        return DirectoryDisk(os.path.join(self.data_dir, f"{role}-{node}"))
+
+    # ------------------------------------------------------------- looking
+
+    @property
+    def seed(self) -> int:
+        return self.sim.seed
+
+    @property
+    def now_ms(self) -> int:
+        return self.sim.now_ms
+
+    @property
+    def trace(self) -> Any:
+        """The event trace: ``trace.digest()`` (same seed, same digest), ``trace.tail(n)``."""
+        return self.sim.trace
+
+    @property
+    def nodes(self) -> list[NodeHandle]:
+        return sorted(set(self.controllers) | set(self.brokers), key=lambda h: h.id)
+
+    def node(self, node: NodeHandle | int) -> NodeHandle:
+        nid = node_id(node)
+        for h in self.nodes:
+            if h.id == nid:
+                return h
+        raise ConfigError(f"no node {nid}; controllers {self.controller_ids}, "
+                          f"brokers {self.broker_ids}")
+
+    def controller_node(self, node: NodeHandle | int) -> Any:
+        """The running node machine (a :class:`~.node.KraftNode`; None while down)."""
+        process = self.sim.process(node_id(node))
+        return process.machine if process.up else None
+
+    def replica(self, node: NodeHandle | int) -> Any:
+        machine = self.controller_node(node)
+        return machine.raft if machine is not None else None
+
+    @property
+    def active_controller(self) -> NodeHandle | None:
+        """The controller that is Raft leader and acts as active controller, or None."""
+        best = None
+        for h in self.controllers:
+            m = self.controller_node(h)
+            if m is not None and m.controller.active and m.raft.is_leader:
+                if best is None or m.raft.epoch > best[0]:
+                    best = (m.raft.epoch, h)
+        return best[1] if best else None
+
+    @property
+    def metadata(self) -> MetadataImage:
+        """The committed metadata image (of the active controller, else the most advanced one)."""
+        best = None
+        for h in self.controllers:
+            m = self.controller_node(h)
+            if m is None:
+                continue
+            img = m.controller.committed
+            if best is None or (m.controller.active, img.provenance.offset) > best[0]:
+                best = ((m.controller.active, img.provenance.offset), img)
+        return best[1] if best else MetadataImage.EMPTY
+
+    def broker(self, node: NodeHandle | int) -> Any:
+        """The running node machine of a broker (None while down)."""
+        process = self.sim.process(node_id(node))
+        return process.machine if process.up else None
+
+    def broker_state(self, node: NodeHandle | int) -> "BrokerStatus":
+        """What the broker process and the committed metadata say about one broker."""
+        nid = node_id(node)
+        if nid not in self.broker_ids:
+            raise ConfigError(f"no broker {nid}; brokers are {self.broker_ids}")
+        reg = self.metadata.cluster.broker(nid)
+        b = self.broker(nid)
+        return BrokerStatus(
+            id=nid, process=self.sim.process(nid).state.value,
+            state=b.state_name if b is not None else "NOT_RUNNING",
+            registered=reg is not None,
+            fenced=reg.fenced if reg is not None else True,
+            in_controlled_shutdown=reg.in_controlled_shutdown if reg is not None else False,
+            epoch=reg.epoch if reg is not None else -1,
+            self_fenced=bool(b is not None and b.self_fenced),
+            metadata_offset=b.metadata_offset if b is not None else -1)
+
+    def all_brokers_running(self) -> bool:
+        return all((b := self.broker(n)) is not None and b.state_name == "RUNNING"
+                   for n in self.broker_ids)
+
+    def describe_quorum(self) -> Message:
+        """A DescribeQuorumResponse as the active controller would answer it."""
+        active = self.active_controller
+        if active is None:
+            raise NoProgress("there is no active controller", seed=self.seed, now_ms=self.now_ms,
+                             trace_tail=self.trace.tail(20))
+        return self.replica(active).describe_quorum(self.now_ms)
+
+    def controller_metrics(self, node: NodeHandle | int | None = None) -> Any:
+        node = node if node is not None else self.active_controller
+        if node is None:
+            return None
+        m = self.controller_node(node)
+        return m.controller.metrics if m is not None else None
+
+    # ------------------------------------------------------------- running
+
+    def run_for(self, ms: int) -> None:
+        self.sim.run_for(ms)
+
+    def run_until(self, predicate: Callable[["Cluster"], object], timeout_ms: int = 30_000) -> int:
+        """Run until ``predicate(cluster)`` holds; :class:`NoProgress` (seed, trace tail) if not."""
+        return self.sim.run_until(lambda _: predicate(self), timeout_ms)
+
+    def call(self, node: NodeHandle | int, fn: Callable[[Any, int], Any]) -> Any:
+        """Call ``fn(machine, now_ms)`` on a running node, then apply what the node asks for."""
+        nid = node_id(node)
+        process = self.sim.process(nid)
+        if process.state.value != "running":
+            raise NodeStateError(f"node {nid} is {process.state.value}, not running")
+        now = process.clock_ms
+        result = fn(process.machine, now)
+        process._apply(process.machine.flush(now))  # noqa: SLF001 (the simulator's applier)
+        if self.sim.check_invariants:
+            self.sim.check_now()
+        return result
+
+    # ------------------------------------------------------------- admin requests
+
+    def request(self, body: Message, *, to: NodeHandle | int | None = None,
+                timeout_ms: int = 30_000) -> Message:
+        """Send a controller RPC from the admin client and return its response.
+
+        Without ``to`` it goes to the active controller and is retried (like Kafka's admin
+        client) on NOT_CONTROLLER and on timeouts until ``timeout_ms`` of virtual time passed.
+        """
+        deadline = self.now_ms + timeout_ms
+        while True:
+            dest = node_id(to) if to is not None else None
+            if dest is None:
+                self.run_until(lambda c: c.active_controller is not None,
+                               max(1, deadline - self.now_ms))
+                dest = self.active_controller.id
+            self._correlation = (self._correlation + 1) & 0x7FFFFFFF
+            cid = self._correlation
+            self.sim.network.send(ADMIN_NODE_ID, dest, rpc.request(cid, body))
+            wait = min(REQUEST_TIMEOUT_MS, max(1, deadline - self.now_ms))
+            try:
+                self.run_until(lambda c: cid in c._admin.responses, wait)
+            except NoProgress:
+                if to is not None or self.now_ms >= deadline:
+                    raise
+                continue
+            _, response = self._admin.responses.pop(cid)
+            if to is None and getattr(response, "error_code", 0) == ErrorCode.NOT_CONTROLLER \
+                    and self.now_ms < deadline:
+                self.run_for(self.raft_config.retry_backoff_ms)
+                continue
+            return response
+
+
+    # ------------------------------------------------------------- lifecycle operations
+
+    def controlled_shutdown(self, broker: NodeHandle | int, *, timeout_ms: int = 30_000) -> None:
+        """Shut a broker down the KIP-631 way: it asks to shut down, the controller moves its
+        leaders away, and it stops once told it may (then its process is stopped)."""
+        nid = node_id(broker)
+        if nid not in self.broker_ids:
+            raise ConfigError(f"no broker {nid}; brokers are {self.broker_ids}")
+        self.call(nid, lambda m, now: m.begin_controlled_shutdown(now))
+        self.run_until(lambda c: (b := c.broker(nid)) is None or
+                       b.state_name in ("SHUTTING_DOWN", "NOT_RUNNING"), timeout_ms)
+        if self.sim.process(nid).up:
+            self.sim.stop(nid)
+
+    def dump_log(self, path: str | os.PathLike) -> int:
+        """Write the committed metadata log (from the active controller, else the most advanced
+        replica) as a Kafka log segment file; returns the number of batches written."""
+        best = None
+        for h in self.controllers:
+            r = self.replica(h)
+            if r is not None and (best is None or r.hw > best.hw):
+                best = r
+        if best is None:
+            raise NodeStateError("no controller is running: nothing to dump")
+        batches = best.log.batches_between(best.log.start_offset, best.hw)
+        with open(path, "wb") as f:
+            f.write(write_log(batches))
+        return len(batches)
+
+
+@dataclass(frozen=True)
+class BrokerStatus:
+    """A broker as a test sees it: its process, its lifecycle state, its registration."""
+
+    id: int
+    process: str
+    state: str
+    registered: bool
+    fenced: bool
+    in_controlled_shutdown: bool
+    epoch: int
+    self_fenced: bool
+    metadata_offset: int
+
+
+def _racks(racks: Sequence[str] | int | None, brokers: int) -> dict[int, str]:
+    if racks is None:
+        return {}
+    if isinstance(racks, int):
+        if racks < 1:
+            raise ConfigError(f"racks must be >= 1, got {racks}")
+        return {b: f"rack-{b % racks}" for b in range(brokers)}
+    racks = list(racks)
+    if len(racks) != brokers:
+        raise ConfigError(f"racks lists one rack per broker: {brokers} brokers, {len(racks)} racks")
+    return dict(enumerate(racks))
+
+
+class ClusterFaults:
+    """Node faults at the current virtual instant: ``cluster.faults.kill(cluster.brokers[0])``.
+
+    Nodes are handles or ids. ``stop`` is graceful: an active controller resigns first
+    (EndQuorumEpoch), a broker goes through controlled shutdown when it can.
+    """
+
+    def __init__(self, cluster: Cluster) -> None:
+        self._c = cluster
+        self._sim = cluster.sim
+
+    def kill(self, node: NodeHandle | int) -> None:
+        """Crash: what was not fsynced is lost."""
+        self._sim.kill(node_id(node))
+
+    def start(self, node: NodeHandle | int) -> None:
+        self._sim.start(node_id(node))
+
+    def restart(self, node: NodeHandle | int, *, graceful: bool = False) -> None:
+        nid = node_id(node)
+        if graceful and self._sim.process(nid).up:
+            self.stop(nid)
+        self._sim.restart(nid)
+
+    def stop(self, node: NodeHandle | int, *, timeout_ms: int = 30_000) -> None:
+        """Graceful stop. A broker shuts down in a controlled way (leaders move first) when an
+        active controller answers within ``timeout_ms``; a leading controller resigns first."""
+        nid = node_id(node)
+        process = self._sim.process(nid)
+        if process.up and process.state.value == "running":
+            machine = process.machine
+            if nid in self._c.broker_ids and self._c.config.controlled_shutdown_enable:
+                self._c.controlled_shutdown(nid, timeout_ms=timeout_ms)
+            elif getattr(machine, "raft", None) is not None and machine.raft.is_leader:
+                self._c.call(nid, lambda m, now: m.raft.resign(now))
+        if self._sim.process(nid).up:
+            self._sim.stop(nid)
+
+    def pause(self, node: NodeHandle | int) -> None:
+        self._sim.pause(node_id(node))
+
+    def resume(self, node: NodeHandle | int) -> None:
+        self._sim.resume(node_id(node))
+
+    def wipe_disk(self, node: NodeHandle | int, *, start: bool = True) -> None:
+        """Kill the node if it runs, give it an empty disk, and (by default) start it again."""
+        nid = node_id(node)
+        if self._sim.process(nid).up:
+            self._sim.kill(nid)
+        self._sim.wipe(nid)
+        if start:
+            self._sim.start(nid)
+
+    def skew(self, node: NodeHandle | int, skew_ms: int) -> None:
+        self._sim.set_skew(node_id(node), skew_ms)
+
+
+def _ids(nodes: Any) -> Any:
+    if isinstance(nodes, (NodeHandle, int)):
+        return node_id(nodes)
+    return [node_id(n) for n in nodes]
+
+
+class ClusterNetwork(NetworkControl):
+    """The cluster's network; nodes may be given as handles (``c.brokers[0]``) or ids."""
+
+    def partition(self, *groups: Any) -> Any:
+        return super().partition(*(_ids(g) for g in groups))
+
+    def isolate(self, node: Any) -> Any:
+        return super().isolate(node_id(node))
+
+    def one_way(self, srcs: Any, dsts: Any) -> Any:
+        return super().one_way(_ids(srcs), _ids(dsts))

@@ -1,0 +1,197 @@
+"""Which control module answers which controller RPC.
+
+Each entry takes the controller, a context built on the controller's latest image and the
+request, and returns a :class:`~.result.ControllerResult`. Reads (Describe*, List*) answer from
+the *committed* image, as Kafka's controller does: they must not show uncommitted state.
+"""
+
+from __future__ import annotations
+
+from ..protocol import messages as M
+from . import acls, configs, producer_ids, quotas, replication, scram, tokens
+from .quorum_controller import QuorumController, handles
+from .result import ControllerContext, ControllerResult
+
+
+def _read(response: object) -> ControllerResult:
+    return ControllerResult((), response)
+
+
+@handles(M.CreateTopicsRequest)
+def _create_topics(qc: QuorumController, ctx: ControllerContext, req) -> ControllerResult:
+    return replication.create_topics(ctx, req)
+
+
+@handles(M.DeleteTopicsRequest)
+def _delete_topics(qc: QuorumController, ctx: ControllerContext, req) -> ControllerResult:
+    return replication.delete_topics(ctx, req)
+
+
+@handles(M.CreatePartitionsRequest)
+def _create_partitions(qc: QuorumController, ctx: ControllerContext, req) -> ControllerResult:
+    return replication.create_partitions(ctx, req)
+
+
+@handles(M.AlterPartitionRequest)
+def _alter_partition(qc: QuorumController, ctx: ControllerContext, req) -> ControllerResult:
+    # the wire codec speaks each API's newest version; so does this answer
+    return replication.alter_partition(ctx, req, version=M.AlterPartitionRequest._spec.versions.hi)
+
+
+@handles(M.ElectLeadersRequest)
+def _elect_leaders(qc: QuorumController, ctx: ControllerContext, req) -> ControllerResult:
+    return replication.elect_leaders(ctx, req)
+
+
+@handles(M.AlterPartitionReassignmentsRequest)
+def _alter_reassignments(qc: QuorumController, ctx: ControllerContext, req) -> ControllerResult:
+    return replication.alter_partition_reassignments(ctx, req)
+
+
+@handles(M.ListPartitionReassignmentsRequest)
+def _list_reassignments(qc: QuorumController, ctx: ControllerContext, req) -> ControllerResult:
+    return _read(replication.list_partition_reassignments(qc.committed, req))
+
+
+@handles(M.IncrementalAlterConfigsRequest)
+def _alter_configs(qc: QuorumController, ctx: ControllerContext, req) -> ControllerResult:
+    return configs.incremental_alter_configs(ctx, req)
+
+
+@handles(M.DescribeConfigsRequest)
+def _describe_configs(qc: QuorumController, ctx: ControllerContext, req) -> ControllerResult:
+    return _read(configs.describe_configs(qc.committed, req, node_id=qc.node_id, config=qc.config,
+                                          version=M.DescribeConfigsRequest._spec.versions.hi))
+
+
+@handles(M.AlterClientQuotasRequest)
+def _alter_quotas(qc: QuorumController, ctx: ControllerContext, req) -> ControllerResult:
+    return quotas.alter_client_quotas(ctx, req)
+
+
+@handles(M.DescribeClientQuotasRequest)
+def _describe_quotas(qc: QuorumController, ctx: ControllerContext, req) -> ControllerResult:
+    return _read(quotas.describe_client_quotas(qc.committed, req))
+
+
+@handles(M.CreateAclsRequest)
+def _create_acls(qc: QuorumController, ctx: ControllerContext, req) -> ControllerResult:
+    return acls.create_acls(ctx, req)
+
+
+@handles(M.DeleteAclsRequest)
+def _delete_acls(qc: QuorumController, ctx: ControllerContext, req) -> ControllerResult:
+    return acls.delete_acls(ctx, req)
+
+
+@handles(M.DescribeAclsRequest)
+def _describe_acls(qc: QuorumController, ctx: ControllerContext, req) -> ControllerResult:
+    return _read(acls.describe_acls(qc.committed, req))
+
+
+@handles(M.AlterUserScramCredentialsRequest)
+def _alter_scram(qc: QuorumController, ctx: ControllerContext, req) -> ControllerResult:
+    return scram.alter_user_scram_credentials(ctx, req)
+
+
+@handles(M.CreateDelegationTokenRequest)
+def _create_token(qc: QuorumController, ctx: ControllerContext, req) -> ControllerResult:
+    return tokens.create_delegation_token(ctx, req,
+                                          version=M.CreateDelegationTokenRequest._spec.versions.hi)
+
+
+@handles(M.AllocateProducerIdsRequest)
+def _allocate_pids(qc: QuorumController, ctx: ControllerContext, req) -> ControllerResult:
+    return producer_ids.allocate_producer_ids(ctx, req)
+
+
+# ------------------------------------------------------------- cluster membership and features
+
+from . import bootstrap, cluster, features, noop  # noqa: E402
+
+
+@handles(M.BrokerRegistrationRequest)
+def _register_broker(qc: QuorumController, ctx: ControllerContext, req) -> ControllerResult:
+    return cluster.register_broker(ctx, req)
+
+
+@handles(M.BrokerHeartbeatRequest)
+def _heartbeat(qc: QuorumController, ctx: ControllerContext, req) -> ControllerResult:
+    return cluster.process_broker_heartbeat(ctx, req)
+
+
+@handles(M.UnregisterBrokerRequest)
+def _unregister(qc: QuorumController, ctx: ControllerContext, req) -> ControllerResult:
+    return cluster.unregister_broker(ctx, req)
+
+
+@handles(M.ControllerRegistrationRequest)
+def _register_controller(qc: QuorumController, ctx: ControllerContext, req) -> ControllerResult:
+    return cluster.register_controller(ctx, req)
+
+
+@handles(M.UpdateFeaturesRequest)
+def _update_features(qc: QuorumController, ctx: ControllerContext, req) -> ControllerResult:
+    return features.update_features(ctx, req, quorum_node_ids=sorted(qc.raft.voters))
+
+
+# ------------------------------------------------------------- periodic tasks and hooks
+
+
+def lease_task(qc: QuorumController, now_ms: int) -> int | None:
+    """Fence stale brokers, one per record batch as Kafka does; wake at the next expiry."""
+    for _ in range(64):
+        ctx = qc.context(now_ms)
+        at = cluster.next_lease_expiry_ms(ctx)
+        if at is None or at > now_ms:
+            return at
+        result = cluster.maybe_fence_one_stale_broker(ctx)
+        if result.response is None:
+            return None
+        qc.submit(result, None, 0, now_ms)
+    return now_ms + 1
+
+
+def noop_task(qc: QuorumController, now_ms: int) -> int | None:
+    """A NoOpRecord every metadata.max.idle.interval.ms after the previous one (Kafka's rule)."""
+    last = qc.soft.setdefault("noop.last_ms", now_ms)
+    ctx = qc.context(now_ms)
+    result = noop.maybe_noop(ctx, last)
+    if result is not None:
+        qc.submit(result, None, 0, now_ms)
+        qc.soft["noop.last_ms"] = now_ms
+        last = now_ms
+    return noop.next_noop_ms(qc.context(now_ms), last)
+
+
+def token_task(qc: QuorumController, now_ms: int) -> int | None:
+    """Remove expired delegation tokens, every expiry check interval."""
+    settings = tokens.settings_of(qc.context(now_ms))
+    due = qc.soft.setdefault("tokens.next_check_ms", now_ms + settings.expiry_check_interval_ms)
+    if now_ms >= due:
+        result = tokens.expire_delegation_tokens(qc.context(now_ms))
+        if result.records:
+            qc.submit(result, None, 0, now_ms)
+        due = qc.soft["tokens.next_check_ms"] = now_ms + settings.expiry_check_interval_ms
+    return due
+
+
+def on_activate(qc: QuorumController, now_ms: int) -> None:
+    qc.soft.pop("noop.last_ms", None)
+    qc.soft.pop("tokens.next_check_ms", None)
+    cluster.on_become_active(qc.context(now_ms))
+
+
+def on_resign(qc: QuorumController) -> None:
+    cluster.on_resign(qc.soft)
+
+
+def build_controller(node_id: int, rng, *, cluster_id: str, config, metadata_version: int | str,
+                     features_levels=None) -> QuorumController:
+    """A quorum controller with every control module, timer and bootstrap wired in."""
+    boot = bootstrap.BootstrapMetadata.from_version(metadata_version, features=features_levels)
+    return QuorumController(
+        node_id, cluster_id=cluster_id, config=config, rng=rng,
+        bootstrap=lambda image: bootstrap.activation_records(image, boot),
+        timers=(lease_task, noop_task, token_task), on_activate=(on_activate,),
+        on_resign=(on_resign,))

@@ -1,0 +1,131 @@
+"""Safety invariants of a whole cluster, checked after every simulator event.
+
+Raft's own invariants (one leader per epoch, committed prefix identical everywhere, ...) run on
+the replicas inside the controller and broker nodes. On top, every committed metadata image a
+controller or broker holds must satisfy KIP-631's rules:
+
+* a fenced broker leads no partition;
+* every ISR is non-empty and within the replicas; the leader is in the ISR or -1;
+* a broker id's epoch never goes down;
+* no broker has applied metadata past the highest high watermark of the quorum.
+
+Checks run only when an image changed (images are immutable, so identity tells), which keeps
+them cheap enough to stay on in tests.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .raft.invariants import RaftInvariants
+from .sim.errors import InvariantViolation
+
+
+class _ReplicaProcess:
+    """A process seen through its node: ``machine`` is the node's Raft replica."""
+
+    __slots__ = ("_p",)
+
+    def __init__(self, process: Any) -> None:
+        self._p = process
+
+    @property
+    def machine(self) -> Any:
+        return getattr(self._p.machine, "raft", None)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._p, name)
+
+
+class _RaftView:
+    """The simulation as Raft's invariants expect it: processes whose machine is a replica."""
+
+    def __init__(self, sim: Any) -> None:
+        self._sim = sim
+        self._wrapped: dict[int, _ReplicaProcess] = {}
+
+    @property
+    def processes(self) -> dict[int, _ReplicaProcess]:
+        procs = self._sim.processes
+        if len(self._wrapped) != len(procs):
+            self._wrapped = {n: _ReplicaProcess(p) for n, p in procs.items()}
+        return self._wrapped
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._sim, name)
+
+
+class ClusterInvariants:
+    """``sim.add_invariant(ClusterInvariants(cluster), "cluster")``."""
+
+    def __init__(self, cluster: Any) -> None:
+        self._cluster = cluster
+        self.raft = RaftInvariants()
+        self._view: _RaftView | None = None
+        self._seen: dict[int, int] = {}  # node -> id() of the last image checked
+        self._epochs: dict[int, int] = {}  # broker id -> highest epoch seen committed
+        self.checks = 0
+
+    def __call__(self, sim: Any) -> None:
+        if self._view is None:
+            self._view = _RaftView(sim)
+        self.raft(self._view)
+        hw = -1
+        for node, process in sim.processes.items():
+            raft = getattr(process.machine, "raft", None)
+            if raft is not None and raft.hw > hw:
+                hw = raft.hw
+        for node, process in sim.processes.items():
+            machine = process.machine
+            image = _committed_image(machine)
+            if image is None or self._seen.get(node) == id(image):
+                continue
+            self._seen[node] = id(image)
+            self.checks += 1
+            self._check_image(sim, node, image)
+            committed = max(hw, self.raft.committed)  # offsets below this are committed
+            if _is_broker(machine) and image.provenance.offset >= committed:
+                self._fail(sim, "broker applies past the high watermark",
+                           f"broker {node} applied offset {image.provenance.offset}, "
+                           f"the quorum's high watermark is {hw}")
+
+    def _check_image(self, sim: Any, node: int, image: Any) -> None:
+        cluster = image.cluster
+        fenced = set(cluster.fenced_broker_ids())
+        for broker_id, reg in cluster.brokers.items():
+            top = self._epochs.get(broker_id, -1)
+            if reg.epoch < top and not _is_broker(sim.processes[node].machine):
+                self._fail(sim, "broker epochs increase",
+                           f"node {node} sees broker {broker_id} at epoch {reg.epoch}, "
+                           f"after epoch {top} was committed")
+            if reg.epoch > top:
+                self._epochs[broker_id] = reg.epoch
+        for topic in image.topics:
+            for pid, p in topic.partitions.items():
+                where = f"{topic.name}-{pid} on node {node} at offset {image.provenance.offset}"
+                if not p.isr:
+                    self._fail(sim, "ISR never empty", f"{where}: empty ISR")
+                if not set(p.isr) <= set(p.replicas):
+                    self._fail(sim, "ISR within replicas",
+                               f"{where}: ISR {list(p.isr)} not within replicas {list(p.replicas)}")
+                if p.leader != -1 and p.leader not in p.isr:
+                    self._fail(sim, "leader in ISR or -1",
+                               f"{where}: leader {p.leader} not in ISR {list(p.isr)}")
+                if p.leader in fenced:
+                    self._fail(sim, "fenced brokers lead nothing",
+                               f"{where}: leader {p.leader} is fenced")
+
+    def _fail(self, sim: Any, invariant: str, detail: str) -> None:
+        raise InvariantViolation(invariant, detail, seed=sim.seed, now_ms=sim.now_ms,
+                                 trace_tail=sim.trace.tail(30))
+
+
+def _committed_image(machine: Any) -> Any:
+    controller = getattr(machine, "controller", None)
+    if controller is not None:
+        return controller.committed
+    return getattr(machine, "image", None)
+
+
+def _is_broker(machine: Any) -> bool:
+    return getattr(machine, "controller", None) is None and hasattr(machine, "image")

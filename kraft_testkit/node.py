@@ -1,0 +1,196 @@
+"""A KRaft node, as ``process.roles`` makes it: controller, broker, or both (combined mode).
+
+Every node runs one Raft replica of ``__cluster_metadata``: a voter on controllers, an observer
+on broker-only nodes. What sits on top depends on the roles:
+
+* **controller**: the :class:`~.controller.quorum_controller.QuorumController`, the replica's
+  listener, which turns controller RPCs into records and appends them through the replica;
+* **broker**: a :class:`~.broker.node.MetadataListener` replaying the committed log into the
+  broker's image, and the :class:`~.broker.logic.BrokerLogic` (registration, heartbeats, ISR).
+
+Routing: controller RPCs to the controller, the broker's own traffic (its answers, replica
+fetches) to the broker logic, everything else (Vote, Fetch of the metadata log, ...) to Raft.
+After each event the node runs the parts' due work, flushes the replica and returns one
+:class:`~.sim.node.Effects` with the earliest wake-up of all parts.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Mapping, Sequence
+
+from .broker.logic import BrokerLogic
+from .broker.node import MetadataListener
+from .config import NodeConfig
+from .controller.quorum_controller import HANDLERS, QuorumController
+from .metadata import MetadataImage
+from .protocol.records import RecordBatch
+from .protocol.uuid import Uuid
+from .raft import rpc
+from .raft.config import RaftConfig
+from .raft.replica import RaftReplica
+from .raft.snapshot import Snapshot
+from .sim.node import NEVER, Effects, NodeContext
+
+ROLES = (("controller",), ("broker",), ("broker", "controller"))
+
+
+class FanOutListener:
+    """Hands what Raft commits to several listeners; the first snapshot request wins."""
+
+    def __init__(self, *listeners: object) -> None:
+        self.listeners = [lst for lst in listeners if lst is not None]
+
+    def handle_commit(self, batches: Sequence[RecordBatch]) -> Sequence[bytes] | None:
+        snapshot = None
+        for lst in self.listeners:
+            result = lst.handle_commit(batches)
+            if snapshot is None:
+                snapshot = result
+        return snapshot
+
+    def handle_load_snapshot(self, snapshot: Snapshot) -> None:
+        for lst in self.listeners:
+            lst.handle_load_snapshot(snapshot)
+
+    def handle_leader_change(self, leader_id: int | None, epoch: int) -> None:
+        for lst in self.listeners:
+            lst.handle_leader_change(leader_id, epoch)
+
+
+class KraftNode:
+    """Simulator node for one ``process.roles`` value (see the module docstring)."""
+
+    def __init__(self, ctx: NodeContext, *, roles: Sequence[str], voters: Mapping[int, Uuid],
+                 cluster_id: str, raft_config: RaftConfig, config: NodeConfig,
+                 controller_factory: Callable[[int, random.Random], QuorumController] | None = None,
+                 directory_id: Uuid | None = None, rack: str | None = None) -> None:
+        self.node_id = ctx.node_id
+        self.roles = tuple(sorted(roles))
+        if self.roles not in ROLES:
+            raise ValueError(f"process.roles must be controller, broker or both, got {roles}")
+        # each part draws its own seed from the node's RNG, always in this order
+        self.controller: QuorumController | None = None
+        if "controller" in self.roles:
+            assert controller_factory is not None
+            self.controller = controller_factory(ctx.node_id, random.Random(ctx.rng.getrandbits(64)))
+        logic_rng = random.Random(ctx.rng.getrandbits(64)) if "broker" in self.roles else None
+        self.listener = MetadataListener() if "broker" in self.roles else None
+        self.raft = RaftReplica(ctx.node_id, voters=voters, rng=ctx.rng, disk=ctx.disk,
+                                config=raft_config, cluster_id=cluster_id,
+                                incarnation=ctx.incarnation,
+                                listener=FanOutListener(self.controller, self.listener),
+                                directory_id=directory_id)
+        if self.controller is not None:
+            self.controller.raft = self.raft
+        self.logic: BrokerLogic | None = None
+        if logic_rng is not None:
+            self.logic = BrokerLogic(ctx.node_id, cluster_id, config, logic_rng, rack=rack,
+                                     log_dirs=[self.raft.dir])
+        self._raft_wake = NEVER
+        self._logic_wake = NEVER
+        self._wake: int | None = None
+        self._pending: list[Effects | None] = []
+
+    # ------------------------------------------------------------- what tests read
+
+    @property
+    def image(self) -> MetadataImage:
+        """The broker's committed image (the controller's on a controller-only node)."""
+        if self.listener is not None:
+            return self.listener.image
+        return self.controller.committed  # type: ignore[union-attr]
+
+    @property
+    def state_name(self) -> str:
+        return self.logic.state.name if self.logic is not None else "NOT_RUNNING"
+
+    @property
+    def self_fenced(self) -> bool:
+        return bool(self.logic is not None and self.logic.self_fenced)
+
+    @property
+    def metadata_offset(self) -> int:
+        return self.image.provenance.offset
+
+    # ------------------------------------------------------------- simulator contract
+
+    def on_start(self, now_ms: int) -> Effects | None:
+        first = self.raft.on_start(now_ms)
+        if self.logic is not None:
+            self._pending.append(self.logic.start(now_ms))
+        return self._finish(first, now_ms)
+
+    def on_message(self, src: int, msg: object, now_ms: int) -> Effects | None:
+        if self.controller is not None and isinstance(msg, rpc.Request) and \
+                type(msg.body) in HANDLERS:
+            self.controller.handle_request(src, msg, now_ms)
+            return self._finish(None, now_ms)
+        if self.logic is not None and self.logic.handles(src, msg):
+            self._pending.append(self.logic.on_message(src, msg, now_ms))
+            return self._finish(None, now_ms)
+        return self._finish(self.raft.on_message(src, msg, now_ms), now_ms)
+
+    def on_timer(self, now_ms: int) -> Effects | None:
+        first = self.raft.on_timer(now_ms) if now_ms >= self._raft_wake else None
+        if self.controller is not None:
+            self.controller.on_timer(now_ms)
+        if self.logic is not None and now_ms >= self._logic_wake:
+            self._pending.append(self.logic.on_timer(now_ms))
+        return self._finish(first, now_ms)
+
+    # ------------------------------------------------------------- API for the facade
+
+    def begin_controlled_shutdown(self, now_ms: int) -> None:
+        if self.logic is None:
+            raise ValueError(f"node {self.node_id} is not a broker")
+        self._pending.append(self.logic.begin_controlled_shutdown(now_ms))
+
+    def flush(self, now_ms: int) -> Effects | None:
+        """Effects of API calls made on the node from outside an event (the facade's calls)."""
+        return self._finish(None, now_ms)
+
+    # ------------------------------------------------------------- merging
+
+    def _finish(self, first: Effects | None, now_ms: int) -> Effects | None:
+        effects = [first] if first is not None else []
+        wake = NEVER
+        if self.controller is not None:
+            wake = self.controller.next_wakeup(now_ms)  # may append (NoOps, fencing, bootstrap)
+        second = self.raft.poll(now_ms)
+        if second is not None:
+            effects.append(second)
+        lst = self.listener
+        if lst is not None and self.logic is not None:
+            if lst.leader_changed:
+                lst.leader_changed = False
+                self._pending.append(self.logic.on_leader_change(lst.leader[0], lst.leader[1],
+                                                                 now_ms))
+            if lst.image_changed:
+                lst.image_changed = False
+                self._pending.append(self.logic.on_metadata(lst.image, now_ms))
+        writes: list = []
+        sends: list = []
+        sync = False
+        for e in effects:
+            writes += e.writes
+            sends += e.sends
+            sync = sync or e.sync
+            if e.timer_ms is not None:
+                self._raft_wake = e.timer_ms
+        for e in self._pending:
+            if e is None:
+                continue
+            sends += e.sends
+            if e.timer_ms is not None:
+                self._logic_wake = e.timer_ms
+        self._pending.clear()
+        if self.controller is not None:
+            sends += self.controller.take_sends()
+        timer = min(self._raft_wake, self._logic_wake, wake)
+        new_timer = None
+        if timer != self._wake:
+            new_timer = self._wake = timer
+        if not writes and not sends and new_timer is None and not sync:
+            return None
+        return Effects(writes, sync, sends, new_timer)

@@ -1,0 +1,3 @@
+"""Shared pytest setup: the pytester fixture for plugin tests."""
+
+pytest_plugins = ["pytester"]

@@ -1,0 +1,78 @@
+"""The pytest plugin, used as a user would: fixtures, the marker, the failure report."""
+
+import pytest
+
+
+
+def test_kraft_cluster_boots_three_plus_three(kraft_cluster, broker_fleet):
+    assert len(kraft_cluster.controllers) == 3 and len(broker_fleet) == 3
+    assert all(kraft_cluster.broker_state(b).state == "RUNNING" for b in broker_fleet)
+    assert kraft_cluster.active_controller is not None
+
+
+@pytest.mark.kraft(controllers=1, brokers=2, seed=7, configs={"broker.session.timeout.ms": 6000})
+def test_marker_shapes_the_cluster_and_clock_moves_virtual_time(kraft_cluster, kraft_clock,
+                                                                kraft_network, kraft_seed):
+    assert kraft_seed == 7 and kraft_cluster.seed == 7
+    assert len(kraft_cluster.controllers) == 1 and len(kraft_cluster.brokers) == 2
+    b = kraft_cluster.brokers[1]
+    kraft_network.isolate(b)
+    start = kraft_clock.now_ms
+    kraft_clock.run_until(lambda c: c.broker_state(b).fenced, timeout_ms=20_000)
+    # the lease runs from the last heartbeat before the isolation (at most one interval earlier)
+    assert 6000 - 2000 <= kraft_clock.now_ms - start <= 6000 + 2000
+
+
+@pytest.mark.kraft(controllers=3)
+def test_controller_quorum_has_an_active_controller(controller_quorum, kraft_faults):
+    old = controller_quorum.active_controller
+    kraft_faults.kill(old)
+    controller_quorum.run_until(lambda c: c.active_controller not in (None, old), 10_000)
+    assert controller_quorum.brokers == []
+
+
+def test_seed_is_stable_per_test_and_differs_between_tests(kraft_seed, request):
+    import zlib
+
+    assert kraft_seed == zlib.crc32(request.node.nodeid.encode()) & 0x7FFFFFFF
+
+
+def test_failure_report_carries_seed_trace_and_replay(pytester):
+    pytester.makepyfile("""
+        def test_fails(kraft_cluster):
+            assert kraft_cluster.broker_state(0).state == "NOPE"
+    """)
+    result = pytester.runpytest("-p", "no:cacheprovider", "--kraft-seed=3")
+    result.assert_outcomes(failed=1)
+    out = result.stdout.str()
+    assert "kraft_testkit" in out and "replay: pytest" in out and "--kraft-seed=3" in out
+    assert "last 12 events" in out
+
+
+def test_report_header_names_the_seed(pytester):
+    pytester.makepyfile("def test_ok(): pass")
+    result = pytester.runpytest("--kraft-seed=11")
+    assert "kraft_testkit: base seed 11" in result.stdout.str()
+
+
+def test_unknown_marker_argument_is_a_clear_error(pytester):
+    pytester.makepyfile("""
+        import pytest
+        @pytest.mark.kraft(brokerz=3)
+        def test_x(kraft_cluster):
+            pass
+    """)
+    result = pytester.runpytest()
+    assert "unknown argument(s) ['brokerz']" in result.stdout.str()
+
+
+def test_tmpdir_storage_writes_kafka_layout(pytester):
+    pytester.makepyfile("""
+        def test_files(kraft_cluster, tmp_path):
+            root = tmp_path / "kraft"
+            logs = list(root.glob("controller-*/__cluster_metadata-0/00000000000000000000.log"))
+            assert len(logs) == 3 and all(p.stat().st_size > 0 for p in logs)
+            assert list(root.glob("broker-0/meta.properties"))
+    """)
+    result = pytester.runpytest("--kraft-storage=tmpdir")
+    result.assert_outcomes(passed=1)
