@@ -355,8 +355,7 @@ class Cluster(AdminOperations):
                     raise
                 continue
             _, response = self._admin.responses.pop(cid)
-            if to is None and getattr(response, "error_code", 0) == ErrorCode.NOT_CONTROLLER \
-                    and self.now_ms < deadline:
+            if to is None and _not_controller(response) and self.now_ms < deadline:
                 self.run_for(self.raft_config.retry_backoff_ms)
                 continue
             return response
@@ -390,6 +389,20 @@ class Cluster(AdminOperations):
         with open(path, "wb") as f:
             f.write(write_log(batches))
         return len(batches)
+
+
+def _not_controller(response: Message) -> bool:
+    """NOT_CONTROLLER at the top of a response or in any of its first-level items (CreateTopics
+    and others report errors per topic): the admin client retries those elsewhere."""
+    if getattr(response, "error_code", 0) == ErrorCode.NOT_CONTROLLER:
+        return True
+    for value in response:
+        if isinstance(value, tuple):
+            for item in value:
+                if isinstance(item, Message) and \
+                        getattr(item, "error_code", 0) == ErrorCode.NOT_CONTROLLER:
+                    return True
+    return False
 
 
 @dataclass(frozen=True)

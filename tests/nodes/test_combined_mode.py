@@ -31,3 +31,28 @@ def test_mixed_roles_need_valid_counts():
         Cluster(1, 1, storage="s3")
     with pytest.raises(ConfigError, match="unknown configuration key 'broker.sesion.timeout.ms'"):
         Cluster(1, 1, configs={"broker.sesion.timeout.ms": 1})
+
+
+def test_admin_request_survives_a_controller_failover_mid_request():
+    """The request goes to the active controller, which dies before answering: the admin
+    client times out, finds the new active controller and retries (as Kafka's admin does)."""
+    c = Cluster(3, 3, seed=11)
+    old = c.active_controller
+    from kraft_testkit.protocol import messages as M
+
+    c.network.drop(M.CreateTopicsRequest, dst=old.id, count=1)  # lost on the way...
+    c.faults.kill(old)                                          # ...and its target dies
+    topic = c.create_topic("after-failover", 2, 3)
+    assert topic is not None and len(topic.partitions) == 2
+    assert c.active_controller != old
+
+
+def test_not_controller_in_per_topic_errors_is_retried():
+    from kraft_testkit.cluster import _not_controller
+    from kraft_testkit.protocol import messages as M
+    from kraft_testkit.protocol.error_codes import ErrorCode
+
+    R = M.CreateTopicsResponse
+    resp = R(topics=[R.CreatableTopicResult(name="t", error_code=ErrorCode.NOT_CONTROLLER)])
+    assert _not_controller(resp)
+    assert not _not_controller(R(topics=[R.CreatableTopicResult(name="t")]))
