@@ -30,7 +30,7 @@ from .raft import rpc
 from .raft.config import RaftConfig
 from .raft.replica import RaftReplica
 from .raft.snapshot import Snapshot
-from .sim.node import NEVER, Effects, NodeContext
+from .sim.node import NEVER, Delete, DiskView, Effects, NodeContext, Replace
 
 ROLES = (("controller",), ("broker",), ("broker", "controller"))
 
@@ -56,6 +56,29 @@ class FanOutListener:
     def handle_leader_change(self, leader_id: int | None, epoch: int) -> None:
         for lst in self.listeners:
             lst.handle_leader_change(leader_id, epoch)
+
+
+PARTITION_METADATA = "partition.metadata"
+_METADATA_DIR = "__cluster_metadata-0/"
+
+
+def partition_metadata(topic_id: Uuid) -> bytes:
+    """The ``<topic>-<partition>/partition.metadata`` file Kafka keeps in each replica's dir."""
+    return f"version: 0\ntopic_id: {topic_id}\n".encode()
+
+
+def local_replicas_on_disk(disk: DiskView) -> list[tuple[Uuid, str, int]]:
+    """(topic id, topic, partition) of every replica directory a broker's disk holds."""
+    found = []
+    for name, data in disk.items():
+        folder, _, leaf = name.rpartition("/")
+        if leaf != PARTITION_METADATA or name.startswith(_METADATA_DIR) or "-" not in folder:
+            continue
+        topic, _, partition = folder.rpartition("-")
+        fields = dict(line.split(": ", 1) for line in data.decode().splitlines() if ": " in line)
+        if partition.isdigit() and "topic_id" in fields:
+            found.append((Uuid.parse(fields["topic_id"]), topic, int(partition)))
+    return sorted(found, key=lambda r: (r[1], r[2]))
 
 
 class KraftNode:
@@ -85,8 +108,10 @@ class KraftNode:
             self.controller.raft = self.raft
         self.logic: BrokerLogic | None = None
         if logic_rng is not None:
+            local = local_replicas_on_disk(ctx.disk)
             self.logic = BrokerLogic(ctx.node_id, cluster_id, config, logic_rng, rack=rack,
-                                     log_dirs=[self.raft.dir])
+                                     log_dirs=[self.raft.dir], local_replicas=local)
+            self._on_disk = {f"{name}-{p}": tid for tid, name, p in local}
         self._raft_wake = NEVER
         self._logic_wake = NEVER
         self._wake: int | None = None
@@ -152,6 +177,19 @@ class KraftNode:
 
     # ------------------------------------------------------------- merging
 
+    def _replica_dirs(self) -> list:
+        """Disk ops that make the replica directories match the replicas the broker hosts."""
+        now = {f"{r.topic_name}-{r.partition}": r.topic_id
+               for r in self.logic.replicas.replicas.values()}  # type: ignore[union-attr]
+        if now == self._on_disk:
+            return []
+        ops: list = [Delete(f"{name}/{PARTITION_METADATA}")
+                     for name in sorted(self._on_disk.keys() - now.keys())]
+        ops += [Replace(f"{name}/{PARTITION_METADATA}", partition_metadata(tid))
+                for name, tid in sorted(now.items()) if self._on_disk.get(name) != tid]
+        self._on_disk = now
+        return ops
+
     def _finish(self, first: Effects | None, now_ms: int) -> Effects | None:
         effects = [first] if first is not None else []
         wake = NEVER
@@ -185,6 +223,8 @@ class KraftNode:
             if e.timer_ms is not None:
                 self._logic_wake = e.timer_ms
         self._pending.clear()
+        if self.logic is not None:
+            writes += self._replica_dirs()
         if self.controller is not None:
             sends += self.controller.take_sends()
         timer = min(self._raft_wake, self._logic_wake, wake)

@@ -56,3 +56,23 @@ def test_not_controller_in_per_topic_errors_is_retried():
     resp = R(topics=[R.CreatableTopicResult(name="t", error_code=ErrorCode.NOT_CONTROLLER)])
     assert _not_controller(resp)
     assert not _not_controller(R(topics=[R.CreatableTopicResult(name="t")]))
+
+
+def test_broker_keeps_replica_dirs_and_recovery_deletes_strays(tmp_path):
+    """Replica dirs (``<topic>-<p>/partition.metadata``) survive a restart; a topic deleted
+    while the broker was down is found stray in RECOVERY and its dirs are deleted."""
+    c = Cluster(1, 3, seed=4, storage="tmpdir", data_dir=tmp_path)
+    c.create_topic("keep", 2, 3)
+    c.create_topic("gone", 2, 3)
+    c.run_for(500)
+    broker_dir = tmp_path / "broker-2"
+    assert (broker_dir / "gone-1" / "partition.metadata").read_text().startswith("version: 0")
+    c.faults.kill(2)
+    c.delete_topic("gone")
+    c.faults.start(2)
+    c.run_until(lambda c: c.broker_state(2).state == "RUNNING", 30_000)
+    c.run_for(100)
+    events = [text for _, text in c.broker(2).logic.events]
+    assert any("deleted stray replica gone-0 (its topic is gone)" in e for e in events)
+    assert not (broker_dir / "gone-0").joinpath("partition.metadata").exists()
+    assert (broker_dir / "keep-0" / "partition.metadata").exists()
