@@ -150,6 +150,15 @@ class AdminOperations:
         return {(r.topic, p.partition_id): ErrorCode.name_of(p.error_code)
                 for r in resp.replica_election_results for p in r.partition_result}
 
+    def broker_metadata(self, broker: Any, topics: Sequence[str] | None = None) -> Any:
+        """A MetadataResponse as ``broker`` serves it to clients (a real MetadataRequest over
+        the simulated network): fenced brokers and controllers are not listed."""
+        R = M.MetadataRequest
+        body = R(topics=None if topics is None else [R.MetadataRequestTopic(name=t)
+                                                    for t in topics],
+                 allow_auto_topic_creation=False)
+        return self.request(body, to=broker, timeout_ms=10_000)
+
     # ------------------------------------------------------------- membership and features
 
     def unregister_broker(self, broker: Any) -> None:

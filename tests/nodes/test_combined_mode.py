@@ -76,3 +76,17 @@ def test_broker_keeps_replica_dirs_and_recovery_deletes_strays(tmp_path):
     assert any("deleted stray replica gone-0 (its topic is gone)" in e for e in events)
     assert not (broker_dir / "gone-0").joinpath("partition.metadata").exists()
     assert (broker_dir / "keep-0" / "partition.metadata").exists()
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_broker_metadata_view_omits_fenced_brokers_and_controllers(seed):
+    c = Cluster(3, 3, seed=seed)
+    c.create_topic("t", 2, 3)
+    r = c.broker_metadata(0, ["t"])
+    assert sorted(b.node_id for b in r.brokers) == [0, 1, 2]   # no controller ids (1000+)
+    c.network.isolate(2)
+    c.run_until(lambda c: c.broker_state(2).fenced, 20_000)
+    c.run_for(500)
+    r = c.broker_metadata(0, ["t"])
+    assert sorted(b.node_id for b in r.brokers) == [0, 1]
+    assert all(2 not in p.isr_nodes and p.leader_id != 2 for p in r.topics[0].partitions)
