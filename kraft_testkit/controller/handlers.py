@@ -8,28 +8,42 @@ the *committed* image, as Kafka's controller does: they must not show uncommitte
 from __future__ import annotations
 
 from ..protocol import messages as M
-from . import acls, configs, producer_ids, quotas, replication, scram, tokens
+from . import (acls, bootstrap, cluster, configs, features, noop, producer_ids, quotas,
+               replication, scram, tokens)
 from .quorum_controller import QuorumController, handles
 from .result import ControllerContext, ControllerResult
 
 
-def _read(response: object) -> ControllerResult:
-    return ControllerResult((), response)
+#: commands that take (ctx, request) as they are
+COMMANDS = {
+    M.CreateTopicsRequest: replication.create_topics,
+    M.DeleteTopicsRequest: replication.delete_topics,
+    M.CreatePartitionsRequest: replication.create_partitions,
+    M.ElectLeadersRequest: replication.elect_leaders,
+    M.AlterPartitionReassignmentsRequest: replication.alter_partition_reassignments,
+    M.IncrementalAlterConfigsRequest: configs.incremental_alter_configs,
+    M.AlterClientQuotasRequest: quotas.alter_client_quotas,
+    M.CreateAclsRequest: acls.create_acls,
+    M.DeleteAclsRequest: acls.delete_acls,
+    M.AlterUserScramCredentialsRequest: scram.alter_user_scram_credentials,
+    M.AllocateProducerIdsRequest: producer_ids.allocate_producer_ids,
+    M.BrokerRegistrationRequest: cluster.register_broker,
+    M.BrokerHeartbeatRequest: cluster.process_broker_heartbeat,
+    M.UnregisterBrokerRequest: cluster.unregister_broker,
+    M.ControllerRegistrationRequest: cluster.register_controller,
+}
 
+#: reads that answer from the committed image with (image, request)
+READS = {
+    M.ListPartitionReassignmentsRequest: replication.list_partition_reassignments,
+    M.DescribeClientQuotasRequest: quotas.describe_client_quotas,
+    M.DescribeAclsRequest: acls.describe_acls,
+}
 
-@handles(M.CreateTopicsRequest)
-def _create_topics(qc: QuorumController, ctx: ControllerContext, req) -> ControllerResult:
-    return replication.create_topics(ctx, req)
-
-
-@handles(M.DeleteTopicsRequest)
-def _delete_topics(qc: QuorumController, ctx: ControllerContext, req) -> ControllerResult:
-    return replication.delete_topics(ctx, req)
-
-
-@handles(M.CreatePartitionsRequest)
-def _create_partitions(qc: QuorumController, ctx: ControllerContext, req) -> ControllerResult:
-    return replication.create_partitions(ctx, req)
+for _type, _command in COMMANDS.items():
+    handles(_type)(lambda qc, ctx, req, command=_command: command(ctx, req))
+for _type, _read in READS.items():
+    handles(_type)(lambda qc, ctx, req, read=_read: ControllerResult((), read(qc.committed, req)))
 
 
 @handles(M.AlterPartitionRequest)
@@ -38,96 +52,17 @@ def _alter_partition(qc: QuorumController, ctx: ControllerContext, req) -> Contr
     return replication.alter_partition(ctx, req, version=M.AlterPartitionRequest._spec.versions.hi)
 
 
-@handles(M.ElectLeadersRequest)
-def _elect_leaders(qc: QuorumController, ctx: ControllerContext, req) -> ControllerResult:
-    return replication.elect_leaders(ctx, req)
-
-
-@handles(M.AlterPartitionReassignmentsRequest)
-def _alter_reassignments(qc: QuorumController, ctx: ControllerContext, req) -> ControllerResult:
-    return replication.alter_partition_reassignments(ctx, req)
-
-
-@handles(M.ListPartitionReassignmentsRequest)
-def _list_reassignments(qc: QuorumController, ctx: ControllerContext, req) -> ControllerResult:
-    return _read(replication.list_partition_reassignments(qc.committed, req))
-
-
-@handles(M.IncrementalAlterConfigsRequest)
-def _alter_configs(qc: QuorumController, ctx: ControllerContext, req) -> ControllerResult:
-    return configs.incremental_alter_configs(ctx, req)
-
-
 @handles(M.DescribeConfigsRequest)
 def _describe_configs(qc: QuorumController, ctx: ControllerContext, req) -> ControllerResult:
-    return _read(configs.describe_configs(qc.committed, req, node_id=qc.node_id, config=qc.config,
-                                          version=M.DescribeConfigsRequest._spec.versions.hi))
-
-
-@handles(M.AlterClientQuotasRequest)
-def _alter_quotas(qc: QuorumController, ctx: ControllerContext, req) -> ControllerResult:
-    return quotas.alter_client_quotas(ctx, req)
-
-
-@handles(M.DescribeClientQuotasRequest)
-def _describe_quotas(qc: QuorumController, ctx: ControllerContext, req) -> ControllerResult:
-    return _read(quotas.describe_client_quotas(qc.committed, req))
-
-
-@handles(M.CreateAclsRequest)
-def _create_acls(qc: QuorumController, ctx: ControllerContext, req) -> ControllerResult:
-    return acls.create_acls(ctx, req)
-
-
-@handles(M.DeleteAclsRequest)
-def _delete_acls(qc: QuorumController, ctx: ControllerContext, req) -> ControllerResult:
-    return acls.delete_acls(ctx, req)
-
-
-@handles(M.DescribeAclsRequest)
-def _describe_acls(qc: QuorumController, ctx: ControllerContext, req) -> ControllerResult:
-    return _read(acls.describe_acls(qc.committed, req))
-
-
-@handles(M.AlterUserScramCredentialsRequest)
-def _alter_scram(qc: QuorumController, ctx: ControllerContext, req) -> ControllerResult:
-    return scram.alter_user_scram_credentials(ctx, req)
+    return ControllerResult((), configs.describe_configs(
+        qc.committed, req, node_id=qc.node_id, config=qc.config,
+        version=M.DescribeConfigsRequest._spec.versions.hi))
 
 
 @handles(M.CreateDelegationTokenRequest)
 def _create_token(qc: QuorumController, ctx: ControllerContext, req) -> ControllerResult:
     return tokens.create_delegation_token(ctx, req,
                                           version=M.CreateDelegationTokenRequest._spec.versions.hi)
-
-
-@handles(M.AllocateProducerIdsRequest)
-def _allocate_pids(qc: QuorumController, ctx: ControllerContext, req) -> ControllerResult:
-    return producer_ids.allocate_producer_ids(ctx, req)
-
-
-# ------------------------------------------------------------- cluster membership and features
-
-from . import bootstrap, cluster, features, noop  # noqa: E402
-
-
-@handles(M.BrokerRegistrationRequest)
-def _register_broker(qc: QuorumController, ctx: ControllerContext, req) -> ControllerResult:
-    return cluster.register_broker(ctx, req)
-
-
-@handles(M.BrokerHeartbeatRequest)
-def _heartbeat(qc: QuorumController, ctx: ControllerContext, req) -> ControllerResult:
-    return cluster.process_broker_heartbeat(ctx, req)
-
-
-@handles(M.UnregisterBrokerRequest)
-def _unregister(qc: QuorumController, ctx: ControllerContext, req) -> ControllerResult:
-    return cluster.unregister_broker(ctx, req)
-
-
-@handles(M.ControllerRegistrationRequest)
-def _register_controller(qc: QuorumController, ctx: ControllerContext, req) -> ControllerResult:
-    return cluster.register_controller(ctx, req)
 
 
 @handles(M.UpdateFeaturesRequest)
