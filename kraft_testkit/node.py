@@ -24,6 +24,7 @@ from .broker.node import MetadataListener
 from .config import NodeConfig
 from .controller.quorum_controller import HANDLERS, QuorumController
 from .metadata import MetadataImage
+from .protocol import messages as M
 from .protocol.records import RecordBatch
 from .protocol.uuid import Uuid
 from .raft import rpc
@@ -81,6 +82,51 @@ def local_replicas_on_disk(disk: DiskView) -> list[tuple[Uuid, str, int]]:
     return sorted(found, key=lambda r: (r[1], r[2]))
 
 
+class ControllerRegistrar:
+    """A controller announcing itself to the active controller (Kafka's
+    ControllerRegistrationManager): from metadata.version 3.7-IV0 on, once its incarnation is
+    not in the committed image, it sends ControllerRegistration and retries until it is."""
+
+    RETRY_MS = 1_000
+
+    def __init__(self, node_id: int, rng: random.Random) -> None:
+        self.node_id = node_id
+        self.incarnation_id = Uuid.random(rng)
+        self._cid = 0
+        self._in_flight: tuple[int, int] | None = None  # (correlation id, sent at)
+
+    def poll(self, image: MetadataImage, leader: int | None, now_ms: int) -> list:
+        from .metadata import versions as V
+
+        mv = image.metadata_version
+        if leader is None or mv is None or not V.is_controller_registration_supported(mv):
+            return []
+        reg = image.cluster.controller(self.node_id)
+        if reg is not None and reg.incarnation_id == self.incarnation_id:
+            return []
+        if self._in_flight is not None and now_ms - self._in_flight[1] < self.RETRY_MS:
+            return []
+        self._cid += 1
+        self._in_flight = (self._cid, now_ms)
+        R = M.ControllerRegistrationRequest
+        body = R(controller_id=self.node_id, incarnation_id=self.incarnation_id,
+                 zk_migration_ready=False,
+                 listeners=[R.Listener(name="CONTROLLER", host=f"controller-{self.node_id}",
+                                       port=9093, security_protocol=0)],
+                 features=[R.Feature(name="metadata.version", min_supported_version=1,
+                                     max_supported_version=V.LATEST)])
+        return [(leader, rpc.request(self._cid, body))]
+
+    def handles(self, msg: object) -> bool:
+        return isinstance(getattr(msg, "body", None), M.ControllerRegistrationResponse)
+
+    def on_response(self, msg: object, now_ms: int) -> None:
+        if self._in_flight is not None and msg.correlation_id == self._in_flight[0]:
+            # success or not, the committed image says whether to try again (after RETRY_MS)
+            if msg.body.error_code:
+                self._in_flight = (self._in_flight[0], now_ms)
+
+
 class KraftNode:
     """Simulator node for one ``process.roles`` value (see the module docstring)."""
 
@@ -97,6 +143,9 @@ class KraftNode:
         if "controller" in self.roles:
             assert controller_factory is not None
             self.controller = controller_factory(ctx.node_id, random.Random(ctx.rng.getrandbits(64)))
+        self.registrar: ControllerRegistrar | None = None
+        if self.controller is not None:
+            self.registrar = ControllerRegistrar(ctx.node_id, random.Random(ctx.rng.getrandbits(64)))
         logic_rng = random.Random(ctx.rng.getrandbits(64)) if "broker" in self.roles else None
         self.listener = MetadataListener() if "broker" in self.roles else None
         self.raft = RaftReplica(ctx.node_id, voters=voters, rng=ctx.rng, disk=ctx.disk,
@@ -150,6 +199,9 @@ class KraftNode:
         if self.controller is not None and isinstance(msg, rpc.Request) and \
                 type(msg.body) in HANDLERS:
             self.controller.handle_request(src, msg, now_ms)
+            return self._finish(None, now_ms)
+        if self.registrar is not None and self.registrar.handles(msg):
+            self.registrar.on_response(msg, now_ms)
             return self._finish(None, now_ms)
         if self.logic is not None and self.logic.handles(src, msg):
             self._pending.append(self.logic.on_message(src, msg, now_ms))
@@ -227,6 +279,10 @@ class KraftNode:
             writes += self._replica_dirs()
         if self.controller is not None:
             sends += self.controller.take_sends()
+            sends += self.registrar.poll(self.controller.committed, self.raft.leader_id, now_ms)
+            if self.registrar._in_flight is not None and \
+                    self.controller.committed.cluster.controller(self.node_id) is None:
+                wake = min(wake, self.registrar._in_flight[1] + ControllerRegistrar.RETRY_MS)
         timer = min(self._raft_wake, self._logic_wake, wake)
         new_timer = None
         if timer != self._wake:
