@@ -45,6 +45,7 @@ from .channel import EventLog, Outbox
 E = ErrorCode
 _FQ: Any = M.FetchRequest
 _FS: Any = M.FetchResponse
+_NO_LEADER: Any = _FS.LeaderIdAndEpoch()  # messages are immutable tuples: one is enough
 
 #: AlterPartition errors after which the proposal stays pending until new metadata arrives
 WAIT_FOR_METADATA = frozenset({E.UNKNOWN_TOPIC_OR_PARTITION, E.UNKNOWN_TOPIC_ID,
@@ -159,6 +160,8 @@ class ReplicaManager:
         self._next_fetch_ms: int | None = None
         self._next_isr_check_ms: int | None = None
         self._fetch_cids: dict[int, int] = {}
+        self._applied_topics: Any = None  # image.topics at the last _apply (sections are shared)
+        self._ok_answers: dict[int, Any] = {}  # partition index -> the error-free PartitionData
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -193,7 +196,9 @@ class ReplicaManager:
 
     def on_metadata(self, image: MetadataImage, now_ms: int) -> None:
         self.image = image
-        if self.active:
+        # A delta shares every section it did not touch, so the same topics object means no
+        # partition changed (NoOps, heartbeats, fencing): _apply would find nothing to do.
+        if self.active and image.topics is not self._applied_topics:
             self._apply(image, now_ms)
 
     def set_leader_serving(self, serving: bool, now_ms: int) -> None:
@@ -259,6 +264,7 @@ class ReplicaManager:
         return reg is not None and self.broker_id in reg.replicas
 
     def _apply(self, image: MetadataImage, now_ms: int) -> None:
+        self._applied_topics = image.topics
         here: set[tuple[Uuid, int]] = set()
         for topic in image.topics:
             for pid in sorted(topic.partitions):
@@ -397,16 +403,21 @@ class ReplicaManager:
         return E.NONE
 
     def _fetch_answer(self, topic_id: Uuid, partition: int, error: int) -> Any:
+        if error == E.NONE:  # the common answer: built once per partition index (immutable)
+            answer = self._ok_answers.get(partition)
+            if answer is None:
+                answer = self._ok_answers[partition] = _FS.PartitionData(
+                    partition_index=partition, error_code=E.NONE, high_watermark=0,
+                    last_stable_offset=0, log_start_offset=0, current_leader=_NO_LEADER,
+                    records=b"")
+            return answer
         rep = self.replicas.get((topic_id, partition))
-        current = _FS.LeaderIdAndEpoch()
+        current = _NO_LEADER
         if error in (E.NOT_LEADER_OR_FOLLOWER, E.FENCED_LEADER_EPOCH) and rep is not None \
                 and rep.leader != self.broker_id:
             current = _FS.LeaderIdAndEpoch(leader_id=rep.leader, leader_epoch=rep.leader_epoch)
-        ok = error == E.NONE
         return _FS.PartitionData(partition_index=partition, error_code=error,
-                                 high_watermark=0 if ok else -1,
-                                 last_stable_offset=0 if ok else -1,
-                                 log_start_offset=0 if ok else -1,
+                                 high_watermark=-1, last_stable_offset=-1, log_start_offset=-1,
                                  current_leader=current, records=b"")
 
     def _isr_eligible(self, follower: FollowerState) -> bool:

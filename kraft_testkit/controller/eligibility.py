@@ -10,14 +10,20 @@ records of that very change.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
-from ..metadata import NO_LEADER, DirectoryId, MetadataImage, PartitionRegistration
+from ..metadata import (
+    NO_LEADER,
+    BrokerRegistration,
+    DirectoryId,
+    MetadataImage,
+    PartitionRegistration,
+)
 from ..metadata import versions as V
 from ..protocol.uuid import Uuid
 from .features import metadata_version
 
-__all__ = ["LeaderAcceptor", "default_dir", "default_dir_provider", "is_active",
+__all__ = ["LeaderAcceptor", "default_dir", "default_dir_provider", "default_dirs", "is_active",
            "is_directory_online", "leader_acceptor", "metadata_version", "replica_directory"]
 
 LeaderAcceptor = Callable[[int], bool]
@@ -71,7 +77,18 @@ def default_dir(image: MetadataImage, broker_id: int) -> Uuid:
     tracked (metadata.version below 3.7-IV2) or when the broker lists none."""
     if not V.is_directory_assignment_supported(metadata_version(image)):
         return DirectoryId.MIGRATING
-    broker = image.cluster.brokers.get(broker_id)
+    return _registered_default_dir(image.cluster.brokers.get(broker_id))
+
+
+def default_dirs(image: MetadataImage, broker_ids: Sequence[int]) -> tuple[Uuid, ...]:
+    """``default_dir`` of each broker, the metadata.version read once (new partitions)."""
+    if not V.is_directory_assignment_supported(metadata_version(image)):
+        return (DirectoryId.MIGRATING,) * len(broker_ids)
+    get = image.cluster.brokers.get
+    return tuple([_registered_default_dir(get(b)) for b in broker_ids])
+
+
+def _registered_default_dir(broker: BrokerRegistration | None) -> Uuid:
     if broker is None:
         return DirectoryId.UNASSIGNED
     if not broker.log_dirs:

@@ -28,8 +28,10 @@ class UsableBroker(NamedTuple):
 
 def usable_brokers(image: MetadataImage) -> list[UsableBroker]:
     """Registered brokers a new replica may go to: all but those in controlled shutdown."""
-    return [UsableBroker(b.id, b.rack, b.fenced)
-            for _, b in sorted(image.cluster.brokers.items())
+    brokers = image.cluster.brokers
+    make = tuple.__new__  # UsableBroker(...) goes through a Python-level __new__: 3x slower
+    return [make(UsableBroker, (b.id, b.rack, b.fenced))
+            for b in map(brokers.__getitem__, sorted(brokers))
             if not b.in_controlled_shutdown]
 
 
@@ -89,8 +91,11 @@ class _RackList:
         self.rng = rng
         self.racks: dict[str | None, _Rack] = {}
         self.total = self.unfenced = 0
+        racks = self.racks
         for broker in brokers:
-            rack = self.racks.setdefault(broker.rack, _Rack())
+            rack = racks.get(broker.rack)
+            if rack is None:  # not setdefault(..., _Rack()): that builds a _Rack per broker
+                rack = racks[broker.rack] = _Rack()
             if broker.fenced:
                 rack.fenced.brokers.append(broker.id)
             else:

@@ -19,9 +19,9 @@ from ..protocol.error_codes import ErrorCode, KafkaApiError
 from ..protocol.frames import MetadataRecord
 from ..protocol.uuid import Uuid
 from .config_schema import topic_name_problem
-from .eligibility import default_dir, is_active, metadata_version
+from .eligibility import default_dirs, is_active, metadata_version
 from .partition_change import PartitionChangeError
-from .placement import place_replicas, usable_brokers
+from .placement import UsableBroker, place_replicas, usable_brokers
 from .result import ControllerContext, ControllerResult, record
 from .topic_configs import InvalidConfig, effective_topic_configs, validate_new_topic_configs
 
@@ -61,14 +61,29 @@ def _collision_key(name: str) -> str:
     return name.replace(".", "_")
 
 
-def _colliding_topic(image: MetadataImage, name: str) -> str | None:
+def _collision_index(image: MetadataImage) -> dict[str, str]:
+    """Collision key -> the first (in name order) existing topic name with that key, for the
+    names that hold a '.' or a '_' (Kafka keeps such an index too)."""
+    index: dict[str, str] = {}
+    for existing in image.topics.topics_by_name:
+        if "." in existing or "_" in existing:
+            key = _collision_key(existing)
+            other = index.get(key)
+            if other is None or existing < other:
+                index[key] = existing
+    return index
+
+
+def _colliding_topic(image: MetadataImage, name: str,
+                     index: dict[str, str] | None = None) -> str | None:
+    """The existing topic ``name`` collides with; ``index``: ``_collision_index(image)`` when the
+    caller checks many names against one image (one pass over the topics instead of a sort of
+    every topic name per call)."""
     if "." not in name and "_" not in name:
         return None
-    key = _collision_key(name)
-    for existing in image.topics.names():
-        if ("." in existing or "_" in existing) and _collision_key(existing) == key:
-            return existing
-    return None
+    if index is None:
+        index = _collision_index(image)
+    return index.get(_collision_key(name))
 
 
 def _duplicates(items: Iterable[K]) -> tuple[list[K], list[K]]:
@@ -113,7 +128,7 @@ def new_partition(image: MetadataImage, replicas: Sequence[int],
     replicas = tuple(replicas)
     return PartitionRegistration(
         replicas=replicas,
-        directories=tuple(default_dir(image, r) for r in replicas),
+        directories=default_dirs(image, replicas),
         isr=tuple(isr),
         leader=isr[0],
         leader_recovery_state=LeaderRecoveryState.RECOVERED.value,
@@ -146,11 +161,14 @@ def create_topics(ctx: ControllerContext,
     allowed = [n for n in unique if n != CLUSTER_METADATA_TOPIC]
     topics = [t for t in request.topics if t.name in allowed]
     errors: dict[str, RequestFailed] = {}
+    index: dict[str, str] | None = None
     for topic in topics:
         problem = topic_name_error(topic.name)
         if problem is not None:
             errors[topic.name] = RequestFailed(ErrorCode.INVALID_TOPIC_EXCEPTION, problem)
-        colliding = _colliding_topic(image, topic.name)
+        if index is None and ("." in topic.name or "_" in topic.name):
+            index = _collision_index(image)
+        colliding = _colliding_topic(image, topic.name, index)
         if colliding is not None:
             errors[topic.name] = RequestFailed(
                 ErrorCode.INVALID_TOPIC_EXCEPTION,
@@ -173,12 +191,13 @@ def create_topics(ctx: ControllerContext,
 
     records: list[MetadataRecord] = []
     results: dict[str, CreateTopicResult] = {}
+    usable: list[UsableBroker] = []  # ctx.image is the same for every topic: list brokers once
     for topic in topics:
         if topic.name in errors:
             continue
         try:
             validate_new_topic_configs(configs[topic.name])
-            topic_records, result = _create_topic(ctx, topic, configs[topic.name])
+            topic_records, result = _create_topic(ctx, topic, configs[topic.name], usable)
         except InvalidConfig as e:
             errors[topic.name] = RequestFailed.of(e)
             continue
@@ -240,8 +259,11 @@ def _assigned_partitions(image: MetadataImage,
 
 
 def _placed_partitions(ctx: ControllerContext,
-                       topic: M.CreateTopicsRequest.CreatableTopic
+                       topic: M.CreateTopicsRequest.CreatableTopic,
+                       usable: list[UsableBroker] | None = None
                        ) -> dict[int, PartitionRegistration]:
+    """Placed replicas of a new topic. ``usable``: an empty list to fill with (or a list
+    already holding) ``usable_brokers(ctx.image)``, shared by the topics of one request."""
     if topic.replication_factor < -1 or topic.replication_factor == 0:
         raise RequestFailed(ErrorCode.INVALID_REPLICATION_FACTOR, "Replication factor must be larger "
                       "than 0, or -1 to use the default value.")
@@ -253,8 +275,11 @@ def _placed_partitions(ctx: ControllerContext,
     replication_factor = ctx.config.default_replication_factor \
         if topic.replication_factor == -1 else topic.replication_factor
     try:
-        placed = place_replicas(ctx.rng, usable_brokers(ctx.image), num_partitions,
-                                replication_factor)
+        if usable is None:
+            usable = usable_brokers(ctx.image)
+        elif not usable:
+            usable.extend(usable_brokers(ctx.image))
+        placed = place_replicas(ctx.rng, usable, num_partitions, replication_factor)
     except KafkaApiError as e:
         raise RequestFailed(ErrorCode.INVALID_REPLICATION_FACTOR,
                       f"Unable to replicate the partition {replication_factor} time(s): "
@@ -278,11 +303,12 @@ def _new_topic_id(ctx: ControllerContext) -> Uuid:
 
 
 def _create_topic(ctx: ControllerContext, topic: M.CreateTopicsRequest.CreatableTopic,
-                  configs: dict[str, str]) -> tuple[list[MetadataRecord], CreateTopicResult]:
+                  configs: dict[str, str], usable: list[UsableBroker] | None = None
+                  ) -> tuple[list[MetadataRecord], CreateTopicResult]:
     if topic.assignments:
         parts = _assigned_partitions(ctx.image, topic)
     else:
-        parts = _placed_partitions(ctx, topic)
+        parts = _placed_partitions(ctx, topic, usable)
     topic_id = _new_topic_id(ctx)
     effective = effective_topic_configs(ctx.image, ctx.config, ctx.node_id, configs)
     result = CreateTopicResult(

@@ -108,10 +108,10 @@ class ClusterImage:
         return tuple(sorted(self.brokers))
 
     def unfenced_broker_ids(self) -> tuple[int, ...]:
-        return tuple(sorted(b.id for b in self.brokers.values() if not b.fenced))
+        return tuple(sorted([i for i, b in self.brokers.items() if not b.fenced]))
 
     def fenced_broker_ids(self) -> tuple[int, ...]:
-        return tuple(sorted(b.id for b in self.brokers.values() if b.fenced))
+        return tuple(sorted([i for i, b in self.brokers.items() if b.fenced]))
 
     def to_dict(self) -> dict:
         return {"brokers": {str(i): b.to_dict() for i, b in _by_int_key(self.brokers)},

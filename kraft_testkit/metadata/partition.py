@@ -46,6 +46,20 @@ def _migrating(n: int) -> tuple[Uuid, ...]:
     return (DirectoryId.MIGRATING,) * n
 
 
+#: one Uuid object per directory id: a decoded PartitionRecord brings a fresh 16-byte object per
+#: replica (about 70 bytes each), while a cluster has only a few directories. Only Uuid
+#: instances go in, so a shared value is always a Uuid (never a plain bytes equal to it).
+_DIRECTORIES: dict[Uuid, Uuid] = {}
+_MAX_DIRECTORIES = 1 << 16
+
+
+def _shared_directories(dirs: Any) -> tuple[Uuid, ...]:
+    if len(_DIRECTORIES) > _MAX_DIRECTORIES:
+        _DIRECTORIES.clear()
+    shared = _DIRECTORIES.setdefault
+    return tuple([shared(d, d) if type(d) is Uuid else d for d in dirs])
+
+
 def _ints(values: Any) -> tuple[int, ...]:
     return () if values is None else tuple(values)
 
@@ -77,15 +91,18 @@ class PartitionRegistration(NamedTuple):
             if len(dirs) != len(replicas):
                 raise MetadataReplayError(
                     f"{len(dirs)} directories for {len(replicas)} replicas", rec)
-            directories = tuple(dirs)
+            directories = _shared_directories(dirs)
         else:
             directories = _migrating(len(replicas))
+        isr = tuple(rec.isr)
+        if isr == replicas:  # the usual case: one tuple (and its ints) for both
+            isr = replicas
         lrs = getattr(rec, "leader_recovery_state", 0)
         if lrs not in _LRS_VALUES:
             raise MetadataReplayError(f"unknown leader recovery state {lrs}", rec)
         if rec.leader < NO_LEADER:
             raise MetadataReplayError(f"leader {rec.leader} is not a broker id or -1", rec)
-        return cls(replicas, directories, tuple(rec.isr), _ints(rec.removing_replicas),
+        return cls(replicas, directories, isr, _ints(rec.removing_replicas),
                    _ints(rec.adding_replicas), rec.leader, lrs, rec.leader_epoch,
                    rec.partition_epoch, _ints(getattr(rec, "eligible_leader_replicas", None)),
                    _ints(getattr(rec, "last_known_elr", None)))
