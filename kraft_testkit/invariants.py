@@ -62,7 +62,7 @@ class ClusterInvariants:
         self._cluster = cluster
         self.raft = RaftInvariants()
         self._view: _RaftView | None = None
-        self._seen: dict[int, int] = {}  # node -> id() of the last image checked
+        self._seen: dict[int, Any] = {}  # node -> the last image checked
         self._epochs: dict[int, int] = {}  # broker id -> highest epoch seen committed
         self.checks = 0
 
@@ -70,24 +70,30 @@ class ClusterInvariants:
         if self._view is None:
             self._view = _RaftView(sim)
         self.raft(self._view)
-        hw = -1
-        for node, process in sim.processes.items():
-            raft = getattr(process.machine, "raft", None)
-            if raft is not None and raft.hw > hw:
-                hw = raft.hw
+        changed = []
+        seen = self._seen
         for node, process in sim.processes.items():
             machine = process.machine
-            image = _committed_image(machine)
-            if image is None or self._seen.get(node) == id(image):
+            if machine is None:
                 continue
-            self._seen[node] = id(image)
+            image = _committed_image(machine)
+            if image is not None and seen.get(node) is not image:
+                seen[node] = image
+                changed.append((node, machine, image))
+        if not changed:
+            return  # images are immutable: nothing new to check
+        committed = self.raft.committed  # offsets below this are committed
+        for process in sim.processes.values():
+            raft = getattr(process.machine, "raft", None)
+            if raft is not None and raft.hw > committed:
+                committed = raft.hw
+        for node, machine, image in changed:
             self.checks += 1
             self._check_image(sim, node, image)
-            committed = max(hw, self.raft.committed)  # offsets below this are committed
             if _is_broker(machine) and image.provenance.offset >= committed:
                 self._fail(sim, "broker applies past the high watermark",
                            f"broker {node} applied offset {image.provenance.offset}, "
-                           f"the quorum's high watermark is {hw}")
+                           f"the quorum's high watermark is {committed}")
 
     def _check_image(self, sim: Any, node: int, image: Any) -> None:
         cluster = image.cluster
@@ -121,11 +127,14 @@ class ClusterInvariants:
 
 
 def _committed_image(machine: Any) -> Any:
+    """The controller's committed image, else the broker's (None for other machines)."""
     controller = getattr(machine, "controller", None)
     if controller is not None:
         return controller.committed
-    return getattr(machine, "image", None)
+    listener = getattr(machine, "listener", None)
+    return getattr(listener, "image", None)
 
 
 def _is_broker(machine: Any) -> bool:
-    return getattr(machine, "controller", None) is None and hasattr(machine, "image")
+    return getattr(machine, "controller", None) is None and \
+        getattr(machine, "listener", None) is not None

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..metadata import MetadataDelta, MetadataImage
+from ..metadata import MetadataImage, replay_batches
 from ..protocol.frames import decode_metadata
 from ..protocol.records import RecordBatch
 from ..raft.snapshot import Snapshot
@@ -24,20 +24,12 @@ class MetadataListener:
         self.leader_changed = False
 
     def handle_commit(self, batches: Sequence[RecordBatch]) -> None:
-        delta = MetadataDelta(self.image)
-        for batch in batches:
-            if batch.is_control:
-                continue
-            for r in batch.records:
-                if r.value is not None:
-                    delta.replay(decode_metadata(r.value), offset=batch.base_offset + r.offset_delta,
-                                 epoch=batch.partition_leader_epoch)
-        self.image = delta.apply()
+        self.image = replay_batches(self.image, batches)
         self.image_changed = True
         return None
 
     def handle_load_snapshot(self, snapshot: Snapshot) -> None:
-        records = [decode_metadata(v) for v in snapshot.records()]
+        records = (decode_metadata(v) for v in snapshot.records())  # streamed: less GC
         self.image = MetadataImage.from_snapshot(records, (snapshot.end_offset - 1, snapshot.epoch))
         self.image_changed = True
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..config import NodeConfig
-from ..metadata import MetadataDelta, MetadataImage
+from ..metadata import MetadataImage, replay_batches
 from ..protocol import messages as M
 from ..protocol.codegen import Message
 from ..protocol.error_codes import ErrorCode
@@ -136,20 +136,12 @@ class QuorumController:
     # ------------------------------------------------------------- Raft listener
 
     def handle_commit(self, batches: Sequence[RecordBatch]) -> list[bytes] | None:
-        delta = MetadataDelta(self.committed)
-        size = 0
-        count = 0
+        self.committed = replay_batches(self.committed, batches)
+        size = count = 0
         for batch in batches:
-            if batch.is_control:
-                continue
-            for r in batch.records:
-                if r.value is None:
-                    continue
-                delta.replay(decode_metadata(r.value), offset=batch.base_offset + r.offset_delta,
-                             epoch=batch.partition_leader_epoch)
-                size += len(r.value)
-                count += 1
-        self.committed = delta.apply()
+            if not batch.is_control:
+                count += len(batch.records)
+                size += sum(len(r.value) for r in batch.records if r.value is not None)
         last = batches[-1].last_offset
         self.metrics.last_committed_offset = last
         self.metrics.committed_records += count
@@ -167,7 +159,7 @@ class QuorumController:
         return None
 
     def handle_load_snapshot(self, snapshot: Snapshot) -> None:
-        records = [decode_metadata(v) for v in snapshot.records()]
+        records = (decode_metadata(v) for v in snapshot.records())  # streamed: less GC
         self.committed = MetadataImage.from_snapshot(
             records, (snapshot.end_offset - 1, snapshot.epoch))
         self.image = self.committed

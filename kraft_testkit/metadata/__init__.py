@@ -10,7 +10,7 @@ No I/O, no clock, no randomness here: the same records give the same image every
 """
 
 from . import versions
-from .delta import MetadataDelta, replay_log
+from .delta import MetadataDelta, replay_batches, replay_log
 from .errors import (
                      MetadataError,
                      MetadataReplayError,
