@@ -48,7 +48,10 @@ class AdminOperations:
                          for i, r in enumerate(assignments or ())],
             configs=[R.CreatableTopicConfig(name=k, value=v) for k, v in (configs or {}).items()])
         resp = self.request(R(topics=[topic], timeout_ms=30_000, validate_only=validate_only))
-        result = resp.topics[0]
+        result = next(iter(resp.topics), None)
+        if result is None:
+            raise KafkaApiError(-1, "the controller answered with no topic result",
+                                api="CreateTopics")
         _check(result.error_code, result.error_message, "CreateTopics")
         if validate_only:
             return result
@@ -170,8 +173,10 @@ class AdminOperations:
         """UpdateFeatures for one feature (``upgrade``, ``safe_downgrade``, ``unsafe_downgrade``)."""
         types = {"upgrade": 1, "safe_downgrade": 2, "unsafe_downgrade": 3}
         R = M.UpdateFeaturesRequest
+        if upgrade_type not in types:
+            raise ValueError(f"upgrade_type must be one of {sorted(types)}, got {upgrade_type!r}")
+        # AllowDowngrade is v0's field; the newest version says it with UpgradeType
         update = R.FeatureUpdateKey(feature=name, max_version_level=level,
-                                    allow_downgrade=upgrade_type != "upgrade",
                                     upgrade_type=types[upgrade_type])
         resp = self.request(R(timeout_ms=30_000, feature_updates=[update],
                               validate_only=validate_only))

@@ -24,7 +24,7 @@ from .admin import ADMIN_NODE_ID, AdminClientNode
 from .admin_ops import AdminOperations
 from .config import KEYS as NODE_KEYS
 from .config import NodeConfig
-from .errors import ConfigError
+from .errors import ConfigError, KraftError
 from .metadata import MetadataImage
 from .protocol import messages as M
 from .protocol.codegen import Message
@@ -156,7 +156,7 @@ class Cluster(AdminOperations):
         if storage == "tmpdir":
             self.data_dir = os.fspath(data_dir) if data_dir is not None else \
                 tempfile.mkdtemp(prefix="kraft-testkit-")
-        self.metadata_version = metadata_version
+        self.metadata_version = _checked_metadata_version(metadata_version)
         names = RngTree(seed).child("cluster")
         self.cluster_id = str(Uuid.random(names.child("cluster-id")))
         # combined mode (process.roles=broker,controller): nodes 0..n-1 are controllers too
@@ -418,6 +418,22 @@ class BrokerStatus:
     epoch: int
     self_fenced: bool
     metadata_offset: int
+
+
+def _checked_metadata_version(metadata_version: int | str) -> int | str:
+    """A bootstrap metadata.version the controller can write, else a ConfigError naming it."""
+    from .controller.bootstrap import BootstrapMetadata
+
+    try:
+        BootstrapMetadata.from_version(metadata_version)
+    except (KraftError, ValueError, KeyError) as e:
+        from .metadata import versions as V
+
+        raise ConfigError(
+            f"metadata_version {metadata_version!r} cannot bootstrap a cluster ({e}); use a "
+            f"level {V.MINIMUM_BOOTSTRAP_VERSION}..{V.LATEST} or a name from "
+            f"{V.BY_LEVEL[V.MINIMUM_BOOTSTRAP_VERSION].name} to {V.BY_LEVEL[V.LATEST].name}") from None
+    return metadata_version
 
 
 def _racks(racks: Sequence[str] | int | None, brokers: int) -> dict[int, str]:

@@ -6,7 +6,7 @@ controller or broker holds must satisfy KIP-631's rules:
 
 * a fenced broker leads no partition;
 * every ISR is non-empty and within the replicas; the leader is in the ISR or -1;
-* a broker id's epoch never goes down;
+* a broker id's epoch never goes down on a node (a lagging node may show an older one);
 * no broker has applied metadata past the highest high watermark of the quorum.
 
 Checks run only when an image changed (images are immutable, so identity tells), which keeps
@@ -63,7 +63,9 @@ class ClusterInvariants:
         self.raft = RaftInvariants()
         self._view: _RaftView | None = None
         self._seen: dict[int, Any] = {}  # node -> the last image checked
-        self._epochs: dict[int, int] = {}  # broker id -> highest epoch seen committed
+        # (node, incarnation, broker id) -> highest epoch that node has applied: a lagging or
+        # restarted node replays older registrations, which is not a step back
+        self._epochs: dict[tuple[int, int, int], int] = {}
         self.checks = 0
 
     def __call__(self, sim: Any) -> None:
@@ -79,7 +81,7 @@ class ClusterInvariants:
             image = _committed_image(machine)
             if image is not None and seen.get(node) is not image:
                 seen[node] = image
-                changed.append((node, machine, image))
+                changed.append((node, process.incarnation, machine, image))
         if not changed:
             return  # images are immutable: nothing new to check
         committed = self.raft.committed  # offsets below this are committed
@@ -87,25 +89,26 @@ class ClusterInvariants:
             raft = getattr(process.machine, "raft", None)
             if raft is not None and raft.hw > committed:
                 committed = raft.hw
-        for node, machine, image in changed:
+        for node, incarnation, machine, image in changed:
             self.checks += 1
-            self._check_image(sim, node, image)
+            self._check_image(sim, node, incarnation, image)
             if _is_broker(machine) and image.provenance.offset >= committed:
                 self._fail(sim, "broker applies past the high watermark",
                            f"broker {node} applied offset {image.provenance.offset}, "
                            f"the quorum's high watermark is {committed}")
 
-    def _check_image(self, sim: Any, node: int, image: Any) -> None:
+    def _check_image(self, sim: Any, node: int, incarnation: int, image: Any) -> None:
         cluster = image.cluster
         fenced = set(cluster.fenced_broker_ids())
         for broker_id, reg in cluster.brokers.items():
-            top = self._epochs.get(broker_id, -1)
-            if reg.epoch < top and not _is_broker(sim.processes[node].machine):
+            key = (node, incarnation, broker_id)
+            top = self._epochs.get(key, -1)
+            if reg.epoch < top:
                 self._fail(sim, "broker epochs increase",
-                           f"node {node} sees broker {broker_id} at epoch {reg.epoch}, "
-                           f"after epoch {top} was committed")
+                           f"node {node} went from broker {broker_id} epoch {top} back to "
+                           f"epoch {reg.epoch}")
             if reg.epoch > top:
-                self._epochs[broker_id] = reg.epoch
+                self._epochs[key] = reg.epoch
         for topic in image.topics:
             for pid, p in topic.partitions.items():
                 where = f"{topic.name}-{pid} on node {node} at offset {image.provenance.offset}"

@@ -189,13 +189,19 @@ class KraftNode:
 
     # ------------------------------------------------------------- simulator contract
 
+    def _clock(self, now_ms: int) -> None:
+        if self.controller is not None:
+            self.controller.now_ms = now_ms  # commits reach it through Raft, without a time
+
     def on_start(self, now_ms: int) -> Effects | None:
+        self._clock(now_ms)
         first = self.raft.on_start(now_ms)
         if self.logic is not None:
             self._pending.append(self.logic.start(now_ms))
         return self._finish(first, now_ms)
 
     def on_message(self, src: int, msg: object, now_ms: int) -> Effects | None:
+        self._clock(now_ms)
         if self.controller is not None and isinstance(msg, rpc.Request) and \
                 type(msg.body) in HANDLERS:
             self.controller.handle_request(src, msg, now_ms)
@@ -209,6 +215,8 @@ class KraftNode:
         return self._finish(self.raft.on_message(src, msg, now_ms), now_ms)
 
     def on_timer(self, now_ms: int) -> Effects | None:
+        self._clock(now_ms)
+        self._wake = None  # it fired: nothing is armed until we ask again
         first = self.raft.on_timer(now_ms) if now_ms >= self._raft_wake else None
         if self.controller is not None:
             self.controller.on_timer(now_ms)
@@ -225,6 +233,7 @@ class KraftNode:
 
     def flush(self, now_ms: int) -> Effects | None:
         """Effects of API calls made on the node from outside an event (the facade's calls)."""
+        self._clock(now_ms)
         return self._finish(None, now_ms)
 
     # ------------------------------------------------------------- merging

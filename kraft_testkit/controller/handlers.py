@@ -74,17 +74,17 @@ def _update_features(qc: QuorumController, ctx: ControllerContext, req) -> Contr
 
 
 def lease_task(qc: QuorumController, now_ms: int) -> int | None:
-    """Fence stale brokers, one per record batch as Kafka does; wake at the next expiry."""
-    for _ in range(64):
-        ctx = qc.context(now_ms)
-        at = cluster.next_lease_expiry_ms(ctx)
-        if at is None or at > now_ms:
-            return at
-        result = cluster.maybe_fence_one_stale_broker(ctx)
-        if result.response is None:
-            return None
-        qc.submit(result, None, 0, now_ms)
-    return now_ms + 1
+    """Fence at most ONE stale broker per timer event (Kafka's maybeFenceOneStaleBroker), so
+    each fencing is its own event; wake at once while another lease has run out."""
+    ctx = qc.context(now_ms)
+    at = cluster.next_lease_expiry_ms(ctx)
+    if at is None or at > now_ms:
+        return at
+    result = cluster.maybe_fence_one_stale_broker(ctx)
+    if result.response is None:
+        return None
+    qc.submit(result, None, 0, now_ms)
+    return now_ms  # due at once: the next fencing runs as the next event
 
 
 def noop_task(qc: QuorumController, now_ms: int) -> int | None:

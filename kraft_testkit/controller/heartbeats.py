@@ -82,10 +82,16 @@ class BrokerHeartbeatManager:
 
     def session(self, registration: BrokerRegistration) -> BrokerSession:
         """The soft state of this registration. A broker first seen here was registered before
-        this controller became active: its lease starts at activation, as in Kafka."""
+        this controller became active: an unfenced one gets a lease from activation (so a
+        failover never fences a healthy broker at once); a fenced one gets none (as in Kafka
+        3.7): it may be a dead incarnation, and its restarted process must be able to register
+        again at once rather than wait out a lease nobody renews."""
         s = self._sessions.get(registration.id)
         if s is None or s.epoch != registration.epoch:
-            s = BrokerSession(registration.id, registration.epoch, self.activated_at_ms,
+            start = self.activated_at_ms
+            if registration.fenced:
+                start -= self.session_timeout_ms + 1  # already expired
+            s = BrokerSession(registration.id, registration.epoch, start,
                               registration_offset=registration.epoch)
             self._sessions[registration.id] = s
         return s

@@ -130,7 +130,7 @@ class QuorumController:
         self._next_offset = 0
         self._last_write_ms = 0
         self._since_snapshot = 0
-        self._now_ms = 0
+        self.now_ms = 0
         self._pending_bootstrap = False
 
     # ------------------------------------------------------------- Raft listener
@@ -186,7 +186,7 @@ class QuorumController:
 
     def handle_request(self, src: int, request: rpc.Request, now_ms: int) -> None:
         """Run a controller RPC; its response is sent once its records are committed."""
-        self._now_ms = now_ms
+        self.now_ms = now_ms
         self._maybe_bootstrap(now_ms)
         body = request.body
         handler = HANDLERS.get(type(body))
@@ -229,7 +229,7 @@ class QuorumController:
     # ------------------------------------------------------------- timers
 
     def on_timer(self, now_ms: int) -> None:
-        self._now_ms = now_ms
+        self.now_ms = now_ms
         self._maybe_bootstrap(now_ms)
 
     def next_wakeup(self, now_ms: int) -> int:
@@ -273,8 +273,8 @@ class QuorumController:
             self._deliver(self._waiting.popleft())
 
     def _deliver(self, w: _Waiting) -> None:
-        if w.appended_ms <= self._now_ms:
-            self.metrics.commit_latency_ms.append(self._now_ms - w.appended_ms)
+        if w.appended_ms <= self.now_ms:
+            self.metrics.commit_latency_ms.append(self.now_ms - w.appended_ms)
             if len(self.metrics.commit_latency_ms) > 1000:
                 del self.metrics.commit_latency_ms[:500]
         if w.on_commit is not None:
@@ -305,9 +305,60 @@ class QuorumController:
 
 
 def _not_controller(request: Message) -> Message:
-    """The response a non-active controller gives: NOT_CONTROLLER in the top-level error."""
+    """The response a non-active controller gives: NOT_CONTROLLER at the top level, or for every
+    item of the request when the response carries errors per item (as Kafka answers)."""
     response_cls = M.RESPONSES[type(request)._spec.api_key]
+    per_item = _PER_ITEM.get(type(request))
+    if per_item is not None:
+        return per_item(request, response_cls, ErrorCode.NOT_CONTROLLER)
     return _with_error(response_cls(), ErrorCode.NOT_CONTROLLER)
+
+
+def _per_topic(request, R, code):
+    return R(topics=[R.CreatableTopicResult(name=t.name, error_code=code) for t in request.topics])
+
+
+def _per_deleted(request, R, code):
+    names = [t.name for t in request.topics] or list(request.topic_names)
+    return R(responses=[R.DeletableTopicResult(name=n, error_code=code) for n in names])
+
+
+def _per_partitions(request, R, code):
+    return R(results=[R.CreatePartitionsTopicResult(name=t.name, error_code=code)
+                      for t in request.topics])
+
+
+def _per_resource(request, R, code):
+    return R(responses=[R.AlterConfigsResourceResponse(
+        error_code=code, resource_type=r.resource_type, resource_name=r.resource_name)
+        for r in request.resources])
+
+
+def _per_acl(request, R, code):
+    return R(results=[R.AclCreationResult(error_code=code) for _ in request.creations])
+
+
+def _per_quota(request, R, code):
+    return R(entries=[R.EntryData(error_code=code, entity=[
+        R.EntityData(entity_type=e.entity_type, entity_name=e.entity_name) for e in entry.entity])
+        for entry in request.entries])
+
+
+def _per_user(request, R, code):
+    users = [u.name for u in (*request.deletions, *request.upsertions)]
+    return R(results=[R.AlterUserScramCredentialsResult(user=u, error_code=code)
+                      for u in dict.fromkeys(users)])
+
+
+_PER_ITEM = {
+    M.CreateTopicsRequest: _per_topic,
+    M.DeleteTopicsRequest: _per_deleted,
+    M.CreatePartitionsRequest: _per_partitions,
+    M.IncrementalAlterConfigsRequest: _per_resource,
+    M.CreateAclsRequest: _per_acl,
+    M.AlterClientQuotasRequest: _per_quota,
+    M.AlterUserScramCredentialsRequest: _per_user,
+}
 
 
 def _not_controller_response(response: Message) -> Message:

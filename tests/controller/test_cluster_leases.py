@@ -146,9 +146,20 @@ def test_a_new_active_controller_gives_every_broker_a_fresh_lease():
     assert h.register(1, uid(42)).error_code == 0   # expired: free
 
 
-def test_activation_lease_blocks_other_incarnations_for_one_session():
+def test_activation_gives_fenced_brokers_no_lease():
+    """A fenced broker registered before the failover may be a dead incarnation: its restarted
+    process registers at once (Kafka 3.7: fenced brokers have no session)."""
     old = Harness(18)
     old.register(1)                       # fenced broker registered before the failover
+    h = Harness(None, activate=False)
+    h.image, h.next_offset, h.now_ms = old.image, old.next_offset, 5_000
+    cluster.on_become_active(h.ctx())
+    assert h.register(1, uid(42)).error_code == 0
+
+
+def test_activation_lease_blocks_other_incarnations_of_unfenced_brokers():
+    old = Harness(18)
+    old.start_broker(1)                   # registered and unfenced before the failover
     h = Harness(None, activate=False)
     h.image, h.next_offset, h.now_ms = old.image, old.next_offset, 5_000
     cluster.on_become_active(h.ctx())
