@@ -6,6 +6,12 @@ folded into a single ``struct.unpack_from`` -- is several times faster, and the 
 millions of records. Codecs are generated lazily, on the first use of a version, so importing
 the kit stays cheap.
 
+Each class has two decoders per version. The checked one (``_checked``, one function per struct)
+keeps track of the field it is reading, so that its errors name the field path. The fast one
+(``_decoders``, what ``decode`` uses) reads the whole message in one function, nested structs
+inline, without that bookkeeping; it makes the same checks, and on any error hands the same
+bytes to the checked decoder, which raises the error with its path and offset.
+
 Message objects are tuples (fast to build, immutable, hashable) with named properties;
 ``_unknown_tags`` (the last slot) keeps tagged fields no declaration knows, so they are written
 back unchanged.
@@ -44,7 +50,8 @@ class Message(tuple):
     _defaults: ClassVar[tuple[Any, ...]]
     _root: ClassVar[type["Message"]]
     _flexible: ClassVar[Versions]
-    _decoders: ClassVar[dict[int, Callable]]
+    _decoders: ClassVar[dict[int, Callable]]  # fast, falling back to _checked on errors
+    _checked: ClassVar[dict[int, Callable]]  # checked: errors name the field path
     _encoders: ClassVar[dict[int, Callable]]
     STRUCTS: ClassVar[dict[str, type["Message"]]]
 
@@ -116,7 +123,11 @@ class Message(tuple):
         """Decode exactly ``data`` (trailing bytes are an error)."""
         if type(data) is not bytes:
             data = bytes(data)
-        obj, pos = cls.decode_from(data, 0, version)
+        dec = cls._decoders.get(version)
+        if dec is None:
+            cls._check_version(version)
+            dec = _compile(cls, version, "dec")
+        obj, pos = dec(data, 0)
         if pos != len(data):
             raise DecodeError(f"{len(data) - pos} trailing bytes after {cls.__name__} v{version}",
                               offset=pos)
@@ -202,6 +213,7 @@ def build_message_class(spec: MessageSpec, module: str = __name__) -> type[Messa
             "_names": names,
             "_defaults": defaults,
             "_decoders": {},
+            "_checked": {},
             "_encoders": {},
             "_flexible": spec.flexible,
         }
@@ -296,18 +308,24 @@ def _is_flexible(cls: type[Message], version: int, f: FieldSpec | None = None) -
 
 
 def _compile(cls: type[Message], version: int, which: str) -> Callable:
-    """Generate (once) the decoder and encoder of ``cls`` and its structs at ``version``."""
+    """Generate (once) the codecs of ``cls`` at ``version``: the checked decoder and the encoder
+    of the root and of every struct, then, for ``"dec"``, the fast decoder of ``cls``."""
     for c in (cls._root, *cls._root.STRUCTS.values()):
-        if version in c._decoders:
+        if version in c._checked:
             continue
         _gen_struct(c, version)
-    table = cls._decoders if which == "dec" else cls._encoders
-    return table[version]
+    if which == "enc":
+        return cls._encoders[version]
+    dec = cls._decoders.get(version)
+    if dec is None:
+        dec = cls._decoders[version] = _gen_fast_decoder(cls, version)
+    return dec
 
 
-def _gen_struct(cls: type[Message], version: int) -> None:
+def _namespace(cls: type[Message], version: int) -> dict[str, Any]:
+    """Globals of the generated functions of ``cls`` at ``version``."""
     root = cls._root
-    ns: dict[str, Any] = {
+    return {
         "_tn": _tuple_new, "_cls": cls, "_Uuid": Uuid, "_bnew": bytes.__new__,
         "_uvarint": P.read_uvarint, "_uvb": P.uvarint_bytes, "_unpack": struct.unpack_from,
         "_pack": struct.pack, "_DecodeError": DecodeError, "_EncodeError": EncodeError,
@@ -315,16 +333,35 @@ def _gen_struct(cls: type[Message], version: int) -> None:
         "_lowlevel": _lowlevel_error, "_structs": root.STRUCTS, "_root": root,
         "_tagsort": itemgetter(0), "_version": version, "_StructError": struct.error,
     }
-    # structs referenced by name resolve lazily (they are generated in the same pass)
-    dec_src = _gen_decoder(cls, version, ns)
-    enc_src = _gen_encoder(cls, version, ns)
-    code = dec_src + "\n" + enc_src
+
+
+def _exec(code: str, ns: dict[str, Any], cls: type[Message], version: int, what: str) -> None:
     try:
-        exec(compile(code, f"<kraft codec {root.__name__}.{cls.__name__} v{version}>", "exec"), ns)
+        exec(compile(code, f"<kraft codec {cls._root.__name__}.{cls.__name__} v{version}"
+                           f"{what}>", "exec"), ns)
     except SyntaxError as e:  # a bug in this module, never in user input
         raise RuntimeError(f"codegen failed for {cls.__name__} v{version}: {e}\n{code}") from e
-    cls._decoders[version] = ns["_dec"]
+
+
+def _gen_struct(cls: type[Message], version: int) -> None:
+    """The checked decoder and the encoder of one struct (structs resolve by name at call time:
+    they are generated in the same pass)."""
+    ns = _namespace(cls, version)
+    code = _gen_decoder(cls, version, ns) + "\n" + _gen_encoder(cls, version, ns)
+    _exec(code, ns, cls, version, "")
+    cls._checked[version] = ns["_dec"]
     cls._encoders[version] = ns["_enc"]
+
+
+def _gen_fast_decoder(cls: type[Message], version: int) -> Callable:
+    """One function reading a whole ``cls`` (nested structs inline), without the bookkeeping
+    that names the failing field: on any error it hands over to the checked decoder, which
+    reads the same bytes again and raises the error with its path and offset. Both run the
+    same checks, so what the fast one returns is what the checked one would."""
+    ns = _namespace(cls, version)
+    ns["_checked"] = cls._checked[version]
+    _exec(_gen_decoder(cls, version, ns, fast=True), ns, cls, version, " fast")
+    return ns["_dec"]
 
 
 def _lowlevel_error(e: Exception, pos: int, path: str) -> DecodeError:
@@ -339,23 +376,85 @@ def _lowlevel_error(e: Exception, pos: int, path: str) -> DecodeError:
     return DecodeError(reason, offset=pos, path=path)
 
 
+def _struct_class(f: FieldSpec, cls: type[Message]) -> type[Message]:
+    root = cls._root
+    return root if f.element_type == root._struct_name else root.STRUCTS[f.element_type]
+
+
 def _struct_ref(f: FieldSpec, ns: dict) -> str:
-    """Name of a local that will hold the struct class's decoder table at call time."""
+    """Name of a local that will hold the struct class's codec tables at call time."""
     return f"_structs[{f.element_type!r}]" if f.element_type != ns["_root"]._struct_name else "_root"
 
 
 # ---- decoder
+#
+# One emitter serves both decoders. The checked one (one function per struct, calling the
+# functions of nested structs) records which field it is in (``_i``, and ``_j`` in arrays of
+# structs) so that its error handler can name the field path. The fast one (``fast=True``) has
+# no bookkeeping and reads nested structs inline, under a name prefix of their own.
+
+_CAUGHT = "(IndexError, ValueError, TypeError, OverflowError, _StructError)"
 
 
-def _gen_decoder(cls: type[Message], v: int, ns: dict) -> str:
+class _Dec:
+    """What the emitters of one decoder share: the source, the mode and the structs being
+    read inline (a struct containing itself is called, not inlined)."""
+
+    def __init__(self, s: _Src, ns: dict, fast: bool) -> None:
+        self.s = s
+        self.ns = ns
+        self.fast = fast
+        self.inlined: list[type[Message]] = []
+
+    def mark(self, line: str) -> None:
+        """A bookkeeping line, for the checked decoder only."""
+        if not self.fast:
+            self.s(line)
+
+
+def _gen_decoder(cls: type[Message], v: int, ns: dict, fast: bool = False) -> str:
     s = _Src("d")
+    d = _Dec(s, ns, fast)
+    d.inlined.append(cls)
+    d.mark("_i = 0")
+    d.mark("_j = -1")
+    s("_bl = len(buf)")
+    obj = _emit_struct(d, cls, v, "_")
+    s(f"return {obj}, pos")
+    body = "\n".join("    " + ln for ln in s.lines)
+    ns.update(s.consts)
+    if fast:
+        return (
+            "def _dec(buf, pos):\n"
+            "    _start = pos\n"
+            "    try:\n"
+            f"{body}\n"
+            f"    except {_CAUGHT}:\n"
+            "        return _checked(buf, _start)\n"
+        )
+    return (
+        "def _dec(buf, pos):\n"
+        "    try:\n"
+        f"{body}\n"
+        "    except _DecodeError as e:\n"
+        "        _p = _NAMES[_i] if _i < len(_NAMES) else '_tagged_fields'\n"
+        "        if _j >= 0: _p = _p + '[' + str(_j) + ']'\n"
+        "        raise e.within(_p) from None\n"
+        f"    except {_CAUGHT} as e:\n"
+        "        _p = _NAMES[_i] if _i < len(_NAMES) else '_tagged_fields'\n"
+        "        if _j >= 0: _p = _p + '[' + str(_j) + ']'\n"
+        "        raise _lowlevel(e, pos, _p) from None\n"
+    )
+
+
+def _emit_struct(d: _Dec, cls: type[Message], v: int, p: str) -> str:
+    """Lines reading one ``cls`` at ``pos``; returns the expression that builds it. Locals of
+    this struct start with ``p`` (``_`` at the top, a fresh prefix for each struct inlined)."""
+    s = d.s
     flex = _is_flexible(cls, v)
     fields = cls._field_specs
     values: list[str] = []
     tagged: list[tuple[int, FieldSpec, str]] = []
-    s("_i = 0")
-    s("_j = -1")
-    i = 0
     run: list[tuple[int, FieldSpec]] = []
 
     def flush_run() -> None:
@@ -364,14 +463,14 @@ def _gen_decoder(cls: type[Message], v: int, ns: dict) -> str:
         fmt = ">" + "".join(P.FIXED[f.type][0] for _, f in run)
         size = struct.calcsize(fmt)
         st = s.const(struct.Struct(fmt).unpack_from, "st")
-        s(f"_i = {run[0][0]}")
-        names = ", ".join(f"_v{k}" for k, _ in run)
+        d.mark(f"_i = {run[0][0]}")
+        names = ", ".join(f"{p}v{k}" for k, _ in run)
         s(f"{names}, = {st}(buf, pos)")
         s(f"pos += {size}")
         run.clear()
 
     for i, f in enumerate(fields):
-        var = f"_v{i}"
+        var = f"{p}v{i}"
         values.append(var)
         if v not in f.versions:
             flush_run()
@@ -386,61 +485,56 @@ def _gen_decoder(cls: type[Message], v: int, ns: dict) -> str:
             run.append((i, f))
             continue
         flush_run()
-        s(f"_i = {i}")
-        _emit_read(s, cls, f, v, var, ns, i)
+        d.mark(f"_i = {i}")
+        _emit_read(d, cls, f, v, var)
     flush_run()
     if flex:
-        s(f"_i = {len(fields)}")
-        s("_nt = buf[pos]")
+        d.mark(f"_i = {len(fields)}")
+        nt, tag, size, end, unk = (f"{p}{n}" for n in ("nt", "tag", "sz", "tend", "unk"))
+        s(f"{nt} = buf[pos]")
         s("pos += 1")
-        s("_unk = ()")
-        s("if _nt:")
+        s(f"{unk} = ()")
+        s(f"if {nt}:")
         s.depth += 1
-        s("if _nt & 0x80: _nt, pos = _uvarint(buf, pos - 1)")
-        s("for _ in range(_nt):")
+        s(f"if {nt} & 0x80: {nt}, pos = _uvarint(buf, pos - 1)")
+        s(f"for _ in range({nt}):")
         s.depth += 1
-        s("_tag, pos = _uvarint(buf, pos)")
-        s("_sz, pos = _uvarint(buf, pos)")
-        s("_end = pos + _sz")
-        s("if _end > len(buf): raise _DecodeError('tagged field runs past the end', offset=pos)")
+        for var in (tag, size):
+            if d.fast:  # one-byte varints inline (the checked decoder names truncated ones)
+                s(f"{var} = buf[pos]")
+                s("pos += 1")
+                s(f"if {var} & 0x80: {var}, pos = _uvarint(buf, pos - 1)")
+            else:
+                s(f"{var}, pos = _uvarint(buf, pos)")
+        s(f"{end} = pos + {size}")
+        s(f"if {end} > _bl: raise _DecodeError('tagged field runs past the end', offset=pos)")
         first = True
-        for tag, f, var in sorted(tagged, key=lambda t: t[0]):
-            s(f"{'if' if first else 'elif'} _tag == {tag}:")
+        for tag_id, f, var in sorted(tagged, key=lambda t: t[0]):
+            s(f"{'if' if first else 'elif'} {tag} == {tag_id}:")
             first = False
             s.depth += 1
-            s(f"_i = {fields.index(f)}")
-            _emit_read(s, cls, f, v, var, ns, fields.index(f))
-            s("if pos != _end: raise _DecodeError("
-              f"'tagged field {f.name} is ' + str(_sz) + ' bytes but its value took ' "
-              "+ str(pos - _end + _sz), offset=_end - _sz)")
+            d.mark(f"_i = {fields.index(f)}")
+            _emit_read(d, cls, f, v, var)
+            s(f"if pos != {end}: raise _DecodeError("
+              f"'tagged field {f.name} is ' + str({size}) + ' bytes but its value took ' "
+              f"+ str(pos - {end} + {size}), offset={end} - {size})")
             s.depth -= 1
         if first:
             s("if True:")
         else:
             s("else:")
         s.depth += 1
-        s("_unk += ((_tag, buf[pos:_end]),)")
-        s("pos = _end")
+        s(f"{unk} += (({tag}, buf[pos:{end}]),)")
+        s(f"pos = {end}")
         s.depth -= 3
-        values.append("_unk")
+        values.append(unk)
     else:
         values.append("()")
-    s(f"return _tn(_cls, ({', '.join(values)},)), pos")
-    body = "\n".join("    " + ln for ln in s.lines)
-    ns.update(s.consts)
-    return (
-        "def _dec(buf, pos):\n"
-        "    try:\n"
-        f"{body}\n"
-        "    except _DecodeError as e:\n"
-        "        _p = _NAMES[_i] if _i < len(_NAMES) else '_tagged_fields'\n"
-        "        if _j >= 0: _p = _p + '[' + str(_j) + ']'\n"
-        "        raise e.within(_p) from None\n"
-        "    except (IndexError, ValueError, TypeError, OverflowError, _StructError) as e:\n"
-        "        _p = _NAMES[_i] if _i < len(_NAMES) else '_tagged_fields'\n"
-        "        if _j >= 0: _p = _p + '[' + str(_j) + ']'\n"
-        "        raise _lowlevel(e, pos, _p) from None\n"
-    )
+    build = f"_tn({s.const(cls, 'cls')}, ({', '.join(values)},))"
+    if not any(v in f.versions for f in fields):  # NoOpRecord: one shared object, as for ()
+        empty = s.const(_tuple_new(cls, cls._defaults), "empty")
+        build = f"({empty} if not {values[-1]} else {build})"
+    return build
 
 
 def _emit_len(s: _Src, compact: bool, four: bool, var: str) -> None:
@@ -468,15 +562,28 @@ def _emit_null_check(s: _Src, f: FieldSpec, v: int, n: str, var: str) -> None:
     s.depth += 1
 
 
-def _emit_read(s: _Src, cls: type[Message], f: FieldSpec, v: int, var: str, ns: dict,
-               index: int) -> None:
+def _emit_nested(d: _Dec, cls: type[Message], f: FieldSpec, v: int, var: str) -> None:
+    """Read one struct of field ``f`` into ``var``: inline (fast) or by calling its checked
+    decoder (checked, and a struct that contains itself)."""
+    sub = _struct_class(f, cls)
+    if d.fast and sub not in d.inlined:
+        d.inlined.append(sub)
+        obj = _emit_struct(d, sub, v, d.s.tmp("s") + "_")
+        d.inlined.pop()
+        d.s(f"{var} = {obj}")
+    else:
+        d.s(f"{var}, pos = {_struct_ref(f, d.ns)}._checked[_version](buf, pos)")
+
+
+def _emit_read(d: _Dec, cls: type[Message], f: FieldSpec, v: int, var: str) -> None:
+    s = d.s
     compact = _is_flexible(cls, v, f)
     t = f.type
     if f.is_array:
         n = s.tmp("n")
         _emit_len(s, compact, True, n)
         _emit_null_check(s, f, v, n, var)
-        s(f"if {n} > len(buf) - pos: raise _DecodeError('array of ' + str({n}) + "
+        s(f"if {n} > _bl - pos: raise _DecodeError('array of ' + str({n}) + "
           "' elements cannot fit in the bytes left', offset=pos)")
         et = f.element_type
         if et in P.FIXED:
@@ -485,8 +592,11 @@ def _emit_read(s: _Src, cls: type[Message], f: FieldSpec, v: int, var: str, ns: 
             s(f"pos += {width} * {n}")
         elif et == "uuid":
             s(f"_end = pos + 16 * {n}")
-            s("if _end > len(buf): raise _DecodeError('uuid array past the end', offset=pos)")
-            s(f"{var} = tuple([_bnew(_Uuid, buf[_k:_k + 16]) for _k in range(pos, _end, 16)])")
+            s("if _end > _bl: raise _DecodeError('uuid array past the end', offset=pos)")
+            lst = s.tmp("l")
+            s(f"{lst} = []")
+            s(f"for _k in range(pos, _end, 16): {lst}.append(_bnew(_Uuid, buf[_k:_k + 16]))")
+            s(f"{var} = tuple({lst})")
             s("pos = _end")
         elif et in ("string", "bytes", "records"):
             lst = s.tmp("l")
@@ -499,27 +609,28 @@ def _emit_read(s: _Src, cls: type[Message], f: FieldSpec, v: int, var: str, ns: 
             s(f"{var} = tuple({lst})")
         else:
             lst = s.tmp("l")
-            dec = s.tmp("dec")
-            s(f"{dec} = {_struct_ref(f, ns)}._decoders[_version]")
             s(f"{lst} = []")
-            s(f"for _j in range({n}):")
-            s(f"    _e, pos = {dec}(buf, pos)")
-            s(f"    {lst}.append(_e)")
-            s("_j = -1")
+            s(f"for {'_' if d.fast else '_j'} in range({n}):")
+            s.depth += 1
+            _emit_nested(d, cls, f, v, "_e")
+            s(f"{lst}.append(_e)")
+            s.depth -= 1
+            d.mark("_j = -1")
             s(f"{var} = tuple({lst})")
         s.depth -= 1
         return
     if f.is_struct:
-        dec = f"{_struct_ref(f, ns)}._decoders[_version]"
         if v in f.nullable:
             s("_m = buf[pos]")
             s("pos += 1")
             s("if _m == 0xFF:")
             s(f"    {var} = None")
             s("else:")
-            s(f"    {var}, pos = {dec}(buf, pos)")
+            s.depth += 1
+            _emit_nested(d, cls, f, v, var)
+            s.depth -= 1
         else:
-            s(f"{var}, pos = {dec}(buf, pos)")
+            _emit_nested(d, cls, f, v, var)
         return
     _emit_scalar(s, t, compact, v, f, var)
 
@@ -534,7 +645,7 @@ def _emit_scalar(s: _Src, t: str, compact: bool, v: int, f: FieldSpec, var: str,
         return
     if t == "uuid":
         s("_end = pos + 16")
-        s("if _end > len(buf): raise _DecodeError('uuid past the end', offset=pos)")
+        s("if _end > _bl: raise _DecodeError('uuid past the end', offset=pos)")
         s(f"{var} = _bnew(_Uuid, buf[pos:_end])")
         s("pos = _end")
         return
@@ -547,7 +658,7 @@ def _emit_scalar(s: _Src, t: str, compact: bool, v: int, f: FieldSpec, var: str,
     else:
         _emit_null_check(s, f, v, n, var)
     s(f"_end = pos + {n}")
-    s(f"if _end > len(buf): raise _DecodeError('{t} of ' + str({n}) + ' bytes runs past the end', "
+    s(f"if _end > _bl: raise _DecodeError('{t} of ' + str({n}) + ' bytes runs past the end', "
       "offset=pos)")
     if t == "string":
         s(f"{var} = buf[pos:_end].decode()")

@@ -25,6 +25,7 @@ DRAFT_FRAME = 0
 CONTROL_TYPE_NAMES = {0: "ABORT", 1: "COMMIT", 2: "LEADER_CHANGE", 3: "SNAPSHOT_HEADER",
                       4: "SNAPSHOT_FOOTER", 5: "KRAFT_VERSION", 6: "KRAFT_VOTERS"}
 _CONTROL_KEY = struct.Struct(">hh")
+_tuple_new = tuple.__new__
 
 
 def type_name(message_name: str) -> str:
@@ -77,12 +78,31 @@ def decode_metadata(value: bytes, *, prerelease: bool = False) -> MetadataRecord
     """
     if type(value) is not bytes:
         value = bytes(value)
-    if value and value[0] < 0x80 and len(value) > 2 and value[1] < 0x80 and value[2] < 0x80:
-        frame, api_key, version, pos = value[0], value[1], value[2], 3
-    else:
-        frame, pos = read_uvarint(value, 0)
-        api_key, pos = read_uvarint(value, pos)
-        version, pos = read_uvarint(value, pos)
+    found = (_PRERELEASE_HEADERS if prerelease else _HEADERS).get(value[:3])
+    if found is None:
+        found = _read_header(value, prerelease)
+    cls, version, frame, pos, dec = found
+    try:
+        msg, end = dec(value, pos)
+    except DecodeError as e:
+        raise e.within(f"{cls.__name__}(v{version})") from None
+    if end != len(value):
+        raise DecodeError(f"{len(value) - end} trailing bytes after {cls.__name__} v{version}",
+                          offset=end, path=f"{cls.__name__}(v{version})")
+    return _tuple_new(MetadataRecord, (msg, version, frame))
+
+
+#: What :func:`_read_header` found, by the value's first three bytes, for headers of three
+#: one-byte varints (all that Kafka writes): a record costs one dict look-up, not a parse.
+_HEADERS: dict[bytes, tuple] = {}
+_PRERELEASE_HEADERS: dict[bytes, tuple] = {}
+
+
+def _read_header(value: bytes, prerelease: bool) -> tuple:
+    """``(class, version, frame version, body position, decoder)`` of a metadata record value."""
+    frame, pos = read_uvarint(value, 0)
+    api_key, pos = read_uvarint(value, pos)
+    version, pos = read_uvarint(value, pos)
     if frame == RELEASED_FRAME:
         cls = None
         if prerelease:
@@ -106,14 +126,10 @@ def decode_metadata(value: bytes, *, prerelease: bool = False) -> MetadataRecord
                 f"{cls.__name__} version {version} is unknown (known: {cls._spec.versions})",
                 offset=pos - 1, path="recordVersion")
         dec = _compile(cls, version, "dec")
-    try:
-        msg, end = dec(value, pos)
-    except DecodeError as e:
-        raise e.within(f"{cls.__name__}(v{version})") from None
-    if end != len(value):
-        raise DecodeError(f"{len(value) - end} trailing bytes after {cls.__name__} v{version}",
-                          offset=end, path=f"{cls.__name__}(v{version})")
-    return MetadataRecord(msg, version, frame)
+    found = (cls, version, frame, pos, dec)
+    if pos == 3:
+        (_PRERELEASE_HEADERS if prerelease else _HEADERS)[value[:3]] = found
+    return found
 
 
 def encode_metadata(message: Message, version: int, *, frame_version: int | None = None) -> bytes:

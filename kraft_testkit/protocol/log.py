@@ -8,36 +8,58 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
-from typing import Iterable, Iterator
+from typing import Iterable, Iterator, Self
 
 from .errors import DecodeError
 from .frames import ControlRecord, MetadataRecord, decode_control, decode_metadata
-from .records import (HEADER_SIZE, LOG_OVERHEAD, Record, RecordBatch, encode_batch, iter_batches,
-                      value_position)
+from .records import (
+    CONTROL_FLAG,
+    LOG_OVERHEAD,
+    Record,
+    RecordBatch,
+    _Frozen,
+    decode_batch,
+    encode_batch,
+    is_truncated_tail,
+    value_position,
+)
+
+_tuple_new = tuple.__new__
 
 
-@dataclass(frozen=True, slots=True)
-class LogRecord:
+class LogRecord(_Frozen):
     """A record with its absolute offset and timestamp, and its decoded payload."""
 
     offset: int
     timestamp: int
     record: Record
     payload: MetadataRecord | ControlRecord | None
+    __slots__ = ()
+
+    def __new__(cls, offset: int, timestamp: int, record: Record,
+                payload: MetadataRecord | ControlRecord | None) -> Self:
+        return _tuple_new(cls, (offset, timestamp, record, payload))
 
     @property
     def is_control(self) -> bool:
         return isinstance(self.payload, ControlRecord)
 
 
-@dataclass(frozen=True, slots=True)
-class LogBatch:
-    """A batch as found in a file: where it starts, the batch, and its decoded records."""
+class LogBatch(_Frozen):
+    """A batch as found in a file: where it starts, the batch, and its decoded records.
+
+    ``size`` (bytes in the file) is what the reader found; a LogBatch built without it
+    computes it by encoding the batch. It takes no part in equality.
+    """
 
     position: int
     batch: RecordBatch
     records: tuple[LogRecord, ...]
+    __slots__ = ()
+
+    def __new__(cls, position: int, batch: RecordBatch, records: tuple[LogRecord, ...],
+                size: int | None = None) -> Self:
+        return _tuple_new(cls, (position, batch, records, size))
 
     @property
     def base_offset(self) -> int:
@@ -49,12 +71,12 @@ class LogBatch:
 
     @property
     def size(self) -> int:
-        return self.batch_length + LOG_OVERHEAD
+        size = self[3]
+        return len(encode_batch(self.batch)) if size is None else size
 
     @property
     def batch_length(self) -> int:
-        body = len(encode_batch(self.batch)) - HEADER_SIZE
-        return body + HEADER_SIZE - LOG_OVERHEAD
+        return self.size - LOG_OVERHEAD
 
 
 def decode_batch_records(batch: RecordBatch, *, prerelease: bool = False,
@@ -64,40 +86,61 @@ def decode_batch_records(batch: RecordBatch, *, prerelease: bool = False,
     Errors name the record's log offset (and the batch's file position when known).
     """
     out = []
-    control = batch.is_control
+    control = batch.attributes & CONTROL_FLAG
+    base_offset = batch.base_offset
+    base_timestamp = batch.base_timestamp
     for index, r in enumerate(batch.records):
-        offset = batch.base_offset + r.offset_delta
+        offset_delta, timestamp_delta, key, value, _, _ = r
         try:
             if control:
-                payload: MetadataRecord | ControlRecord | None = decode_control(r.key, r.value)
-            elif r.value is None:
+                payload: MetadataRecord | ControlRecord | None = decode_control(key, value)
+            elif value is None:
                 payload = None
             else:
-                payload = decode_metadata(r.value, prerelease=prerelease)
+                payload = decode_metadata(value, prerelease=prerelease)
         except DecodeError as e:
-            where = f"record at offset {offset}"
-            if position is not None:
-                where += f" (batch at file position {position})"
-            at = e.offset
-            if position is not None and at is not None and not control:
-                start = value_position(batch, index)  # the payload decoder counts from the value
-                at = None if start is None else position + start + at
-            err = type(e).__new__(type(e))
-            DecodeError.__init__(err, f"{where}: {e.reason}", offset=at, path=e.path)
-            err.log_offset = offset  # type: ignore[attr-defined]
-            raise err from None
-        out.append(LogRecord(offset, batch.base_timestamp + r.timestamp_delta, r, payload))
+            raise _located(e, batch, index, control, position) from None
+        out.append(_tuple_new(LogRecord, (base_offset + offset_delta,
+                                          base_timestamp + timestamp_delta, r, payload)))
     return tuple(out)
+
+
+def _located(e: DecodeError, batch: RecordBatch, index: int, control: bool,
+             position: int | None) -> DecodeError:
+    """``e`` (from record ``index``'s payload decoder) naming the record's log offset and, when
+    the batch's file position is known, with the offset turned into a file position."""
+    offset = batch.base_offset + batch.records[index].offset_delta
+    where = f"record at offset {offset}"
+    if position is not None:
+        where += f" (batch at file position {position})"
+    at = e.offset
+    if position is not None and at is not None and not control:
+        start = value_position(batch, index)  # the payload decoder counts from the value
+        at = None if start is None else position + start + at
+    err = type(e).__new__(type(e))
+    DecodeError.__init__(err, f"{where}: {e.reason}", offset=at, path=e.path)
+    err.log_offset = offset  # type: ignore[attr-defined]
+    return err
 
 
 def iter_log(data: bytes, *, decode: bool = True, prerelease: bool = False,
              verify_crc: bool = True, allow_truncated_tail: bool = False) -> Iterator[LogBatch]:
-    """Each batch of a segment's bytes, with records decoded when ``decode``."""
-    for position, batch in iter_batches(data, verify_crc=verify_crc,
-                                        allow_truncated_tail=allow_truncated_tail):
-        records = (decode_batch_records(batch, prerelease=prerelease, position=position)
+    """Each batch of a segment's bytes, with records decoded when ``decode``.
+
+    Reads like :func:`.records.iter_batches` (same errors, same crash-cut tail rule).
+    """
+    if type(data) is not bytes:
+        data = bytes(data)
+    pos = 0
+    n = len(data)
+    while pos < n:
+        if allow_truncated_tail and is_truncated_tail(data, pos):
+            return
+        batch, end = decode_batch(data, pos, verify_crc=verify_crc)
+        records = (decode_batch_records(batch, prerelease=prerelease, position=pos)
                    if decode else ())
-        yield LogBatch(position, batch, records)
+        yield _tuple_new(LogBatch, (pos, batch, records, end - pos))
+        pos = end
 
 
 def read_log(path: str | os.PathLike, **kwargs) -> list[LogBatch]:

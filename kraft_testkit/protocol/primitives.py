@@ -36,6 +36,16 @@ FIXED = {
 
 def read_uvarint(buf: bytes, pos: int, max_bytes: int = 5) -> tuple[int, int]:
     """An unsigned varint (LEB128) of at most ``max_bytes`` bytes (5 for 32-bit, 10 for 64-bit)."""
+    try:  # one or two bytes (most lengths, counts and tags) without the loop
+        b = buf[pos]
+        if b < 0x80:
+            return b, pos + 1
+        if max_bytes > 1:
+            high = buf[pos + 1]
+            if high < 0x80:
+                return (b & 0x7F) | high << 7, pos + 2
+    except IndexError:
+        raise DecodeError("truncated varint", offset=pos) from None
     start = pos
     result = 0
     shift = 0

@@ -8,10 +8,11 @@ Kafka's ``MemoryRecords.withRecords`` does. CRC32C (Castagnoli) comes from the `
 from __future__ import annotations
 
 import gzip
+import inspect
 import struct
 import zlib
-from dataclasses import dataclass, field, replace
-from typing import Iterable, Iterator
+from operator import itemgetter
+from typing import Any, ClassVar, Iterable, Iterator, Self
 
 from crc32c import crc32c
 
@@ -22,6 +23,7 @@ from .primitives import read_varint, read_varlong, varint_bytes, varlong_bytes
 #: baseTimestamp, maxTimestamp, producerId, producerEpoch, baseSequence, recordsCount
 HEADER = struct.Struct(">qiibIhiqqqhii")
 HEADER_SIZE = HEADER.size  # 61
+_INT32 = struct.Struct(">i")
 #: bytes before the part the CRC covers (baseOffset, batchLength, partitionLeaderEpoch, magic, crc)
 CRC_START = 21
 LOG_OVERHEAD = 12  # baseOffset + batchLength
@@ -33,41 +35,116 @@ CONTROL_FLAG = 0x20
 NO_TIMESTAMP = -1
 
 
-@dataclass(frozen=True, slots=True)
-class Header:
+_tuple_new = tuple.__new__
+
+
+class _Frozen(tuple):
+    """Base of the batch-layer value classes here and in :mod:`.log`: a tuple with named fields.
+
+    Reading a log builds several of these per record (KRaft logs hold about one record per
+    batch), so they are built the cheap way: one ``tuple.__new__``, where a frozen dataclass
+    sets each field through ``object.__setattr__`` (several times slower). Otherwise they behave
+    like frozen dataclasses: positional or keyword construction, read-only fields, equal only to
+    the same type (on the first ``_compared`` fields), hashable, ``Name(field=value, ...)``
+    reprs, picklable. Subclasses declare their fields as annotations, in order, and a
+    ``__new__`` taking them in the same order; like the generated message classes they are
+    tuples underneath. (Not ``_fields``: tools would take them for NamedTuples, whose fields
+    all count as required.)
+    """
+
+    __slots__ = ()
+    _field_names: ClassVar[tuple[str, ...]] = ()
+    #: equality and hashing look at the first ``_compared`` fields
+    _compared: ClassVar[int] = 0
+
+    def __init_subclass__(cls, compared: int | None = None, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        names = tuple(n for n in inspect.get_annotations(cls) if not n.startswith("_"))
+        cls._field_names = names
+        cls._compared = len(names) if compared is None else compared
+        cls.__match_args__ = names
+        for i, name in enumerate(names):
+            setattr(cls, name, property(itemgetter(i), doc=name))
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):  # never equal to a plain tuple (tuple's == would be)
+            return False if isinstance(other, tuple) else NotImplemented
+        n = self._compared
+        return self[:n] == other[:n]  # type: ignore[index]
+
+    def __ne__(self, other: object) -> bool:
+        eq = self.__eq__(other)
+        return eq if eq is NotImplemented else not eq
+
+    def __hash__(self) -> int:
+        return hash(self[:self._compared])
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{n}={v!r}" for n, v in zip(self._field_names, self))
+        return f"{type(self).__name__}({fields})"
+
+    def __getnewargs__(self) -> tuple:  # pickle and copy rebuild through __new__
+        return tuple(self)
+
+
+class Header(_Frozen):
+    """A record header: a text key and an optional value."""
+
     key: str
     value: bytes | None
+    __slots__ = ()
+
+    def __new__(cls, key: str, value: bytes | None) -> Self:
+        return _tuple_new(cls, (key, value))
 
 
-@dataclass(frozen=True, slots=True)
-class Record:
+class Record(_Frozen):
     """One record of a batch; offset and timestamp are relative to the batch's bases."""
 
     offset_delta: int
     timestamp_delta: int
     key: bytes | None
     value: bytes | None
-    headers: tuple[Header, ...] = ()
-    attributes: int = 0
+    headers: tuple[Header, ...]
+    attributes: int
+    __slots__ = ()
+
+    def __new__(cls, offset_delta: int, timestamp_delta: int, key: bytes | None,
+                value: bytes | None, headers: tuple[Header, ...] = (),
+                attributes: int = 0) -> Self:
+        return _tuple_new(cls, (offset_delta, timestamp_delta, key, value, headers, attributes))
 
 
-@dataclass(frozen=True, slots=True)
-class RecordBatch:
-    """A magic-2 record batch. ``crc`` is the stored one on read; it is recomputed on write."""
+class RecordBatch(_Frozen, compared=11):
+    """A magic-2 record batch. ``crc`` is the stored one on read; it is recomputed on write.
+
+    ``crc`` and ``crc_valid`` (the last two fields) take no part in equality.
+    """
 
     base_offset: int
     records: tuple[Record, ...]
-    partition_leader_epoch: int = -1
-    attributes: int = 0
-    last_offset_delta: int = -1
-    base_timestamp: int = NO_TIMESTAMP
-    max_timestamp: int = NO_TIMESTAMP
-    producer_id: int = -1
-    producer_epoch: int = -1
-    base_sequence: int = -1
-    magic: int = 2
-    crc: int = field(default=0, compare=False)
-    crc_valid: bool = field(default=True, compare=False)
+    partition_leader_epoch: int
+    attributes: int
+    last_offset_delta: int
+    base_timestamp: int
+    max_timestamp: int
+    producer_id: int
+    producer_epoch: int
+    base_sequence: int
+    magic: int
+    crc: int
+    crc_valid: bool
+    __slots__ = ()
+
+    def __new__(cls, base_offset: int, records: tuple[Record, ...],
+                partition_leader_epoch: int = -1, attributes: int = 0,
+                last_offset_delta: int = -1, base_timestamp: int = NO_TIMESTAMP,
+                max_timestamp: int = NO_TIMESTAMP, producer_id: int = -1,
+                producer_epoch: int = -1, base_sequence: int = -1, magic: int = 2, crc: int = 0,
+                crc_valid: bool = True) -> Self:
+        return _tuple_new(cls, (base_offset, records, partition_leader_epoch, attributes,
+                                last_offset_delta, base_timestamp, max_timestamp, producer_id,
+                                producer_epoch, base_sequence, magic, crc, crc_valid))
 
     @classmethod
     def build(
@@ -114,7 +191,7 @@ class RecordBatch:
         return "LogAppendTime" if self.attributes & TIMESTAMP_TYPE_MASK else "CreateTime"
 
     def with_base_offset(self, base_offset: int) -> "RecordBatch":
-        return replace(self, base_offset=base_offset)
+        return _tuple_new(type(self), (base_offset, *self[1:]))
 
     def encode(self) -> bytes:
         return encode_batch(self)
@@ -162,10 +239,15 @@ def decode_batch(data: bytes, pos: int = 0, *, verify_crc: bool = True) -> tuple
     if codec:
         body = _decompress(codec, body, body_base)
         body_base = -1  # positions inside decompressed bytes are not file positions
-    records = _decode_records(body, count, body_base)
-    batch = RecordBatch(base_offset, records, leader_epoch, attributes, last_offset_delta,
-                        base_ts, max_ts, producer_id, producer_epoch, base_sequence, magic, crc,
-                        actual_crc == crc)
+    if count > len(body):
+        raise CorruptRecordError(f"{count} records cannot fit in {len(body)} bytes",
+                                 offset=max(body_base, 0), path="recordsCount")
+    records = _read_plain_records(body, count)
+    if records is None:
+        records = _read_records(body, count, body_base)
+    batch = _tuple_new(RecordBatch, (base_offset, records, leader_epoch, attributes,
+                                     last_offset_delta, base_ts, max_ts, producer_id,
+                                     producer_epoch, base_sequence, magic, crc, actual_crc == crc))
     return batch, end
 
 
@@ -180,13 +262,76 @@ def _decompress(codec: int, body: bytes, at: int) -> bytes:
                              offset=at, path="attributes")
 
 
-def _decode_records(body: bytes, count: int, base: int) -> tuple[Record, ...]:
+def _read_plain_records(body: bytes, count: int) -> tuple[Record, ...] | None:
+    """The records of a batch body, when they have the plain shape KRaft writes: no headers and
+    every varint one byte long, except the record and value lengths (up to two bytes).
+
+    None for any other shape and for anything wrong: :func:`_read_records` then reads the body,
+    and names what is wrong and where. What this returns is what that would return.
+    """
     records = []
     pos = 0
     n = len(body)
-    if count > n:
-        raise CorruptRecordError(f"{count} records cannot fit in {n} bytes",
-                                 offset=max(base, 0), path="recordsCount")
+    try:
+        for _ in range(count):
+            length = body[pos]
+            if length < 0x80:
+                pos += 1
+            else:
+                high = body[pos + 1]
+                if high & 0x80:
+                    return None
+                length = (length & 0x7F) | high << 7
+                pos += 2
+            length = (length >> 1) ^ -(length & 1)  # zigzag
+            rec_end = pos + length
+            # attributes, then the timestamp delta, offset delta and key length varints
+            attributes, ts_delta, off_delta, klen = body[pos:pos + 4]
+            if length < 4 or rec_end > n or (ts_delta | off_delta | klen) & 0x80:
+                return None
+            pos += 4
+            if klen & 1:  # negative: a null key (Kafka writes -1)
+                key = None
+            else:
+                klen >>= 1
+                key = body[pos:pos + klen]
+                pos += klen
+            vlen = body[pos]
+            if vlen < 0x80:
+                pos += 1
+            else:
+                high = body[pos + 1]
+                if high & 0x80:
+                    return None
+                vlen = (vlen & 0x7F) | high << 7
+                pos += 2
+            if vlen & 1:
+                value = None
+            else:
+                vlen >>= 1
+                value = body[pos:pos + vlen]
+                pos += vlen
+            if pos >= rec_end or body[pos]:  # past the record, or headers: not plain
+                return None
+            pos += 1
+            if pos != rec_end:
+                return None
+            records.append(_tuple_new(Record, ((off_delta >> 1) ^ -(off_delta & 1),
+                                               (ts_delta >> 1) ^ -(ts_delta & 1),
+                                               key, value, (), attributes)))
+    except (IndexError, ValueError):  # ran past the body (unpacking a short slice)
+        return None
+    if pos != n:
+        return None
+    return tuple(records)
+
+
+def _read_records(body: bytes, count: int, base: int) -> tuple[Record, ...]:
+    """The records of a batch body, any shape, each check naming its error (offsets absolute
+    when ``base`` is the body's position in the file, -1 for a decompressed body)."""
+    records = []
+    pos = 0
+    n = len(body)
     rv = read_varint
     try:
         for i in range(count):
@@ -275,15 +420,19 @@ def iter_batches(data: bytes, *, verify_crc: bool = True,
     pos = 0
     n = len(data)
     while pos < n:
-        if allow_truncated_tail:
-            if n - pos < HEADER_SIZE:
-                return
-            (length,) = struct.unpack_from(">i", data, pos + 8)
-            if length > 0 and pos + LOG_OVERHEAD + length > n:
-                return
+        if allow_truncated_tail and is_truncated_tail(data, pos):
+            return
         batch, nxt = decode_batch(data, pos, verify_crc=verify_crc)
         yield pos, batch
         pos = nxt
+
+
+def is_truncated_tail(data: bytes, pos: int) -> bool:
+    """Whether the batch at ``pos`` is cut short by the end of ``data`` (a crash-cut tail)."""
+    if len(data) - pos < HEADER_SIZE:
+        return True
+    (length,) = _INT32.unpack_from(data, pos + 8)
+    return length > 0 and pos + LOG_OVERHEAD + length > len(data)
 
 
 # ---------------------------------------------------------------- encoding
