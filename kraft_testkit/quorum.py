@@ -15,6 +15,18 @@ checksum), so replicas can be compared however they caught up. Configuration ove
 Kafka's names (``{"controller.quorum.election.timeout.ms": 500}``), plus
 ``metadata.log.max.record.bytes.between.snapshots`` for the listener's snapshots.
 
+Faults (``q.faults``): ``kill``, ``start``, ``restart``, ``stop`` (graceful: a leader resigns
+first), ``pause``/``resume``, ``skew``, ``wipe_disk``. A voter whose disk is wiped comes back
+formatted with a new directory id and, as KIP-853 prescribes, is no longer the voter the others
+know: it becomes an observer (it catches up, never votes, never stands), because it forgot the
+votes it cast. The quorum still needs a majority of its original voters. The network
+(``q.network``): ``partition``, ``isolate``, ``one_way``, ``heal``, ``drop``/``delay``/``hold``
+(by protocol class, e.g. ``M.VoteRequest``, or a predicate), ``set_profile`` (latency, loss,
+duplication, reordering).
+
+Liveness: :meth:`Quorum.converge` heals every fault and waits (60 virtual seconds by default)
+until one leader leads every replica and all have the same log and high watermark.
+
 Errors: :class:`~kraft_testkit.raft.errors.NotLeader` when there is no leader to append to or it
 lost leadership first; :class:`~kraft_testkit.sim.NoProgress` (seed and trace tail) when time ran
 out; :class:`~kraft_testkit.sim.InvariantViolation` as soon as a safety invariant breaks.

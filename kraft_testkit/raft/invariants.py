@@ -19,6 +19,9 @@ raises :class:`~kraft_testkit.sim.InvariantViolation` (seed, invariant, trace ta
 
 Work per event is small: a replica is looked at only when its epoch, role, high watermark or log
 bounds changed, and each committed batch is compared once per replica.
+
+Liveness is a property of a whole run, not of an event: :meth:`kraft_testkit.quorum.Quorum.converge`
+heals the faults and requires one leader and identical replicas within a bound.
 """
 
 from __future__ import annotations

@@ -61,6 +61,11 @@ class RaftLog:
 
     def __init__(self, start_offset: int = 0, start_epoch: int = 0,
                  snapshot: Snapshot | None = None) -> None:
+        self.snapshot = snapshot
+        self._reset(start_offset, start_epoch)
+
+    def _reset(self, start_offset: int, start_epoch: int) -> None:
+        """An empty log starting at ``start_offset``, in the segment named after it."""
         self.start_offset = start_offset
         self.start_epoch = start_epoch  # epoch of the record before start_offset (0: none)
         self.end_offset = start_offset
@@ -71,7 +76,6 @@ class RaftLog:
         self.data: list[bytes] = []
         self.positions: list[int] = []  # file position of each batch
         self.epochs: list[tuple[int, int]] = []  # (epoch, first offset) of each run of batches
-        self.snapshot = snapshot
 
     # ------------------------------------------------------------------ reading
 
@@ -221,7 +225,7 @@ class RaftLog:
         i = bisect_left(self.bases, offset) if keep else len(self.bases)
         batches, data = self.batches[i:], self.data[i:]
         old = self.segment
-        self.__init__(offset, epoch, self.snapshot)  # type: ignore[misc]
+        self._reset(offset, epoch)
         for batch, raw in zip(batches, data):
             self.append(batch, raw)
         ops: list[DiskOp] = [Replace(self.segment, b"".join(data))]

@@ -20,9 +20,8 @@ because it forgot the votes it cast before the wipe.
 
 from __future__ import annotations
 
-import random
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kraft_testkit.protocol import messages as M
 from kraft_testkit.protocol.errors import DecodeError
@@ -47,6 +46,9 @@ from kraft_testkit.raft.state import (
     encode_quorum_state,
 )
 from kraft_testkit.sim.node import NEVER, DiskOp, Effects, Replace
+
+if TYPE_CHECKING:
+    from random import Random  # handed in by the simulator: the replica draws from no other
 
 UNATTACHED, VOTED, CANDIDATE, LEADER, FOLLOWER, RESIGNED = (
     "unattached", "voted", "candidate", "leader", "follower", "resigned")
@@ -142,7 +144,7 @@ class RaftReplica:
     that finds no ``meta.properties`` means the disk was wiped.
     """
 
-    def __init__(self, node_id: int, *, voters: Mapping[int, Uuid], rng: random.Random,
+    def __init__(self, node_id: int, *, voters: Mapping[int, Uuid], rng: Random,
                  disk: Mapping[str, bytes] | None = None, config: RaftConfig | None = None,
                  cluster_id: str = "", incarnation: int = 1,
                  listener: RaftListener | None = None, directory_id: Uuid | None = None) -> None:

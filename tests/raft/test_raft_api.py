@@ -189,3 +189,18 @@ def test_simulate_cli_rejects_bad_seed_ranges(capsys):
     with pytest.raises(SystemExit):
         cli.main(["simulate", "--seeds", "5:5"])
     assert "empty seed range" in capsys.readouterr().err
+
+
+def test_api_calls_go_through_the_process_and_into_the_trace():
+    from kraft_testkit.sim import NodeStateError
+    q = Quorum(3, seed=4)
+    q.run_until(lambda q: q.active_controller is not None)
+    leader = q.active_controller
+    q.append([b"traced"])
+    assert any(e[1] == "call" and e[2] == leader and "append 1 records" in e[4]
+               for e in q.trace.events())
+    q.faults.pause(leader)
+    with pytest.raises(NodeStateError):
+        q.sim.process(leader).call(lambda m, now: None)
+    with pytest.raises(E.NotLeader):
+        q.append([b"paused leader"])

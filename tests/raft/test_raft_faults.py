@@ -23,7 +23,7 @@ def schedules(draw, voters: int, duration_ms: int) -> list[Fault]:
                   draw(st.integers(100, 15_000))) for t in sorted(times)]
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data(), voters=st.integers(3, 5), seed=st.integers(0, 2**31))
 def test_hypothesis_fault_schedules_keep_the_quorum_safe_and_live(data, voters, seed):
     schedule = data.draw(schedules(voters, 60_000))

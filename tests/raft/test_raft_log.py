@@ -148,3 +148,31 @@ def test_golden_segment_recovers_whole():
     torn = data[: len(data) - random.Random(1).randint(1, 60)]
     log, ops = RaftLog.recover({segment_name(0): torn})
     assert log.end_offset == 25 and type(ops[0]) is Truncate
+
+
+def test_a_replica_takes_over_a_data_directory_written_by_kafka(tmp_path):
+    """Kafka's own files (golden log B: a single-voter quorum, node 1000, epoch 3) recover, and the
+    replica goes on writing them in Kafka's layout (readable by the log reader)."""
+    import shutil
+
+    from kraft_testkit.protocol.log import read_log
+    from kraft_testkit.protocol.uuid import Uuid
+    from kraft_testkit.raft.listener import DigestListener
+    from kraft_testkit.raft.node import replica_factory
+    from kraft_testkit.sim import Simulation
+    from kraft_testkit.sim.directory_disk import DirectoryDisk
+
+    shutil.copytree(f"{GOLDEN}/B_mv18_3brokers_restart", tmp_path / "data")
+    dir_id = Uuid.parse("850bXYO4TaCvXty2WNo63w")  # from the golden meta.properties
+    sim = Simulation(seed=1)
+    listener = DigestListener()
+    sim.add_node(1000, replica_factory({1000: dir_id}, listener=lambda _: listener),
+                 disk=DirectoryDisk(tmp_path / "data"))
+    replica = sim.process(1000).machine
+    sim.run_until(lambda s: replica.role == "leader" and replica.hw == 27, 5_000)
+    assert replica.epoch == 4 and replica.is_voter and replica.log.end_offset == 27
+    assert listener.offset == 27 and listener.count == 24  # 24 metadata + 3 LeaderChange
+    on_disk = read_log(tmp_path / "data" / "__cluster_metadata-0" / "00000000000000000000.log")
+    last = on_disk[-1].records[-1]
+    assert (last.offset, last.payload.type_name) == (26, "LEADER_CHANGE")
+    assert json.loads((tmp_path / "data" / QUORUM_STATE).read_text())["leaderEpoch"] == 4
