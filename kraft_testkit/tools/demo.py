@@ -138,7 +138,10 @@ def run_demo(seed: int, console: Console | None = None, *, controllers: int = 3,
     c.run_until(lambda c: list(c.metadata.partition(topic, 0).replicas) == target and
                 not c.metadata.partition(topic, 0).adding_replicas, timeout_ms=60_000)
     tl.add(c.now_ms, "drill", f"reassignment of {topic}-0 complete")
-    c.run_for(1_000)
+    c.run_until(lambda c: all(set(p.isr) == set(p.replicas)
+                              for p in c.metadata.topic(topic).partitions.values()),
+                timeout_ms=60_000)
+    tl.add(c.now_ms, "drill", "every partition's ISR is full again")
 
     harvest()
     for broker_id, logic in seen.values():
