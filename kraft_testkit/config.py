@@ -30,6 +30,8 @@ class NodeConfig:
     num_partitions: int = 1
     default_replication_factor: int = 1
     unclean_leader_election_enable: bool = False
+    auto_leader_rebalance_enable: bool = True
+    leader_imbalance_check_interval_seconds: int = 300
     # broker side
     broker_heartbeat_interval_ms: int = 2000
     broker_heartbeat_timeout_ms: int = 18000
@@ -85,6 +87,8 @@ KEYS: dict[str, tuple[str, type, int]] = {
     "num.partitions": ("num_partitions", int, 1),
     "default.replication.factor": ("default_replication_factor", int, 1),
     "unclean.leader.election.enable": ("unclean_leader_election_enable", bool, 0),
+    "auto.leader.rebalance.enable": ("auto_leader_rebalance_enable", bool, 0),
+    "leader.imbalance.check.interval.seconds": ("leader_imbalance_check_interval_seconds", int, 1),
     "broker.heartbeat.interval.ms": ("broker_heartbeat_interval_ms", int, 1),
     "broker.heartbeat.timeout.ms": ("broker_heartbeat_timeout_ms", int, 1),
     "initial.broker.registration.timeout.ms": ("initial_broker_registration_timeout_ms", int, 1),

@@ -111,9 +111,26 @@ def token_task(qc: QuorumController, now_ms: int) -> int | None:
     return due
 
 
+def balance_task(qc: QuorumController, now_ms: int) -> int | None:
+    """Kafka's auto leader rebalance: every leader.imbalance.check.interval.seconds, move
+    leadership back to preferred replicas (a PREFERRED election where it is possible)."""
+    if not qc.config.auto_leader_rebalance_enable:
+        return None
+    interval = qc.config.leader_imbalance_check_interval_seconds * 1000
+    due = qc.soft.setdefault("balance.next_ms", now_ms + interval)
+    if now_ms < due:
+        return due
+    records, more = replication.balance_partition_leaders(qc.context(now_ms))
+    if records:
+        qc.submit(ControllerResult(tuple(records), None, atomic=False), None, 0, now_ms)
+    due = qc.soft["balance.next_ms"] = now_ms + (1 if more else interval)
+    return due
+
+
 def on_activate(qc: QuorumController, now_ms: int) -> None:
     qc.soft.pop("noop.last_ms", None)
     qc.soft.pop("tokens.next_check_ms", None)
+    qc.soft.pop("balance.next_ms", None)
     cluster.on_become_active(qc.context(now_ms))
 
 
@@ -128,5 +145,5 @@ def build_controller(node_id: int, rng, *, cluster_id: str, config, metadata_ver
     return QuorumController(
         node_id, cluster_id=cluster_id, config=config, rng=rng,
         bootstrap=lambda image: bootstrap.activation_records(image, boot),
-        timers=(lease_task, noop_task, token_task), on_activate=(on_activate,),
+        timers=(lease_task, noop_task, token_task, balance_task), on_activate=(on_activate,),
         on_resign=(on_resign,))

@@ -90,3 +90,28 @@ def test_broker_metadata_view_omits_fenced_brokers_and_controllers(seed):
     r = c.broker_metadata(0, ["t"])
     assert sorted(b.node_id for b in r.brokers) == [0, 1]
     assert all(2 not in p.isr_nodes and p.leader_id != 2 for p in r.topics[0].partitions)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_auto_leader_rebalance_moves_leaders_back_to_preferred_replicas(seed):
+    c = Cluster(1, 3, seed=seed, configs={"leader.imbalance.check.interval.seconds": 30})
+    c.create_topic("t", 6, 3)
+    c.faults.kill(1)
+    c.run_until(lambda c: c.broker_state(1).fenced, 20_000)
+    c.faults.start(1)
+    c.run_until(lambda c: all(set(p.isr) == set(p.replicas)
+                              for p in c.metadata.topic("t").partitions.values()), 60_000)
+    c.run_for(31_000)  # one check interval later
+    parts = c.metadata.topic("t").partitions.values()
+    assert all(p.leader == p.replicas[0] for p in parts)
+
+
+def test_auto_leader_rebalance_can_be_disabled():
+    c = Cluster(1, 3, seed=0, configs={"auto.leader.rebalance.enable": "false",
+                                       "leader.imbalance.check.interval.seconds": 5})
+    c.create_topic("t", 6, 3)
+    c.faults.kill(1)
+    c.run_until(lambda c: c.broker_state(1).fenced, 20_000)
+    c.faults.start(1)
+    c.run_for(60_000)
+    assert any(p.leader != p.replicas[0] for p in c.metadata.topic("t").partitions.values())
