@@ -127,7 +127,11 @@ class Cluster(AdminOperations):
     * ``wire``: encode every message to Kafka bytes and back (default on);
     * ``combined``: ``process.roles=broker,controller`` on nodes 0..controllers-1 (brokers
       beyond them are broker-only); otherwise controllers are separate nodes 1000, 1001, ...;
-    * ``boot``: run until every broker is RUNNING before returning (default on).
+    * ``invariants``: check the cluster's safety invariants after every event (default on);
+    * ``link``: the network's default :class:`~kraft_testkit.sim.LinkProfile` (latency, loss...);
+    * ``boot``: run until a controller is active and every broker is RUNNING before returning
+      (default on; :class:`NoProgress` after ``boot_timeout_ms`` of virtual time);
+    * ``trace_keep``: how many trace events to keep for ``trace.tail`` (the digest covers all).
     """
 
     def __init__(self, controllers: int = 3, brokers: int = 3, *, seed: int = 0,
@@ -197,7 +201,8 @@ class Cluster(AdminOperations):
         self.faults = ClusterFaults(self)
         self.network = ClusterNetwork(self)
         if boot:
-            self.run_until(lambda c: c.all_brokers_running(), timeout_ms=boot_timeout_ms)
+            self.run_until(lambda c: c.active_controller is not None and c.all_brokers_running(),
+                           timeout_ms=boot_timeout_ms)
 
     def _disk(self, node: int):
         if self.data_dir is None:
