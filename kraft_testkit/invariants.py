@@ -21,47 +21,12 @@ from .raft.invariants import RaftInvariants
 from .sim.errors import InvariantViolation
 
 
-class _ReplicaProcess:
-    """A process seen through its node: ``machine`` is the node's Raft replica."""
-
-    __slots__ = ("_p",)
-
-    def __init__(self, process: Any) -> None:
-        self._p = process
-
-    @property
-    def machine(self) -> Any:
-        return getattr(self._p.machine, "raft", None)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._p, name)
-
-
-class _RaftView:
-    """The simulation as Raft's invariants expect it: processes whose machine is a replica."""
-
-    def __init__(self, sim: Any) -> None:
-        self._sim = sim
-        self._wrapped: dict[int, _ReplicaProcess] = {}
-
-    @property
-    def processes(self) -> dict[int, _ReplicaProcess]:
-        procs = self._sim.processes
-        if len(self._wrapped) != len(procs):
-            self._wrapped = {n: _ReplicaProcess(p) for n, p in procs.items()}
-        return self._wrapped
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._sim, name)
-
-
 class ClusterInvariants:
     """``sim.add_invariant(ClusterInvariants(cluster), "cluster")``."""
 
     def __init__(self, cluster: Any) -> None:
         self._cluster = cluster
         self.raft = RaftInvariants()
-        self._view: _RaftView | None = None
         self._seen: dict[int, Any] = {}  # node -> the last image checked
         # (node, incarnation, broker id) -> highest epoch that node has applied: a lagging or
         # restarted node replays older registrations, which is not a step back
@@ -69,9 +34,7 @@ class ClusterInvariants:
         self.checks = 0
 
     def __call__(self, sim: Any) -> None:
-        if self._view is None:
-            self._view = _RaftView(sim)
-        self.raft(self._view)
+        self.raft.check(sim, _replica)
         changed = []
         seen = self._seen
         for node, process in sim.processes.items():
@@ -127,6 +90,11 @@ class ClusterInvariants:
     def _fail(self, sim: Any, invariant: str, detail: str) -> None:
         raise InvariantViolation(invariant, detail, seed=sim.seed, now_ms=sim.now_ms,
                                  trace_tail=sim.trace.tail(30))
+
+
+def _replica(process: Any) -> Any:
+    """The Raft replica of a process's node (None when it is down or not a node)."""
+    return getattr(process.machine, "raft", None)
 
 
 def _committed_image(machine: Any) -> Any:

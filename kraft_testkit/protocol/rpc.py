@@ -19,6 +19,7 @@ from .errors import DecodeError, EncodeError, UnsupportedVersionError
 
 API_VERSIONS_KEY = 18
 _SIZE = struct.Struct(">i")
+_INT32 = _SIZE
 _KEY_VERSION = struct.Struct(">hh")
 
 RequestHeader = M.BY_NAME["RequestHeader"]
@@ -46,11 +47,16 @@ def encode_request(msg: Message, version: int, correlation_id: int,
                    client_id: str | None = "kraft-testkit") -> bytes:
     """A whole request frame: int32 size, request header, body."""
     api_key = _api_of(msg, M.REQUESTS, "request")
+    return _request_frame(api_key, version, correlation_id, client_id, msg.encode(version))
+
+
+def _request_frame(api_key: int, version: int, correlation_id: int, client_id: str | None,
+                   body: bytes) -> bytes:
     out = bytearray(4)
     header = RequestHeader(request_api_key=api_key, request_api_version=version,
                            correlation_id=correlation_id, client_id=client_id)
     header.encode_into(out, request_header_version(api_key, version))
-    msg.encode_into(out, version)
+    out += body
     _SIZE.pack_into(out, 0, len(out) - 4)
     return bytes(out)
 
@@ -86,10 +92,14 @@ def decode_request(frame: bytes) -> tuple[Message, Message]:
 
 def encode_response(msg: Message, version: int, correlation_id: int) -> bytes:
     api_key = _api_of(msg, M.RESPONSES, "response")
+    return _response_frame(api_key, version, correlation_id, msg.encode(version))
+
+
+def _response_frame(api_key: int, version: int, correlation_id: int, body: bytes) -> bytes:
     out = bytearray(4)
     ResponseHeader(correlation_id=correlation_id).encode_into(
         out, response_header_version(api_key, version))
-    msg.encode_into(out, version)
+    out += body
     _SIZE.pack_into(out, 0, len(out) - 4)
     return bytes(out)
 
@@ -116,12 +126,33 @@ class WireFrame(NamedTuple):
     is_request: bool
 
 
+# Memos of the codec (below): frames of at most this many bytes, at most this many of each kind
+# (a full memo is emptied and starts again). The repeated messages of a steady cluster are few;
+# a small memo also keeps the garbage collector's work small when most messages are new.
+MEMO_MAX_BYTES = 512
+MEMO_ENTRIES = 256
+
+
+def _correlation_at(is_request: bool) -> int:
+    """Where the correlation id sits in a frame: every request header version starts with api
+    key, api version, correlation id; every response header version with the correlation id."""
+    return 8 if is_request else 4
+
+
 class WireCodec:
     """Encodes requests and responses to Kafka frames and back, at chosen API versions.
 
     ``versions`` maps api key -> version to speak (default: the newest each side declares).
     Other objects (not Kafka RPCs) pass through untouched, so simulations can mix in
     test-only messages.
+
+    A running cluster sends the same bodies over and over (an idle follower's Fetch, the
+    leader's empty answer), so the codec remembers small frames: the frame of a (version,
+    message), and the message of a frame's bytes, both but for the correlation id, which is
+    written or read in place. Messages are immutable and the codecs deterministic, so a
+    remembered answer is the one encoding or decoding would give; every distinct message still
+    goes through the codecs once. Message classes with float64 fields are never remembered by
+    value (``0.0 == -0.0`` but their bytes differ).
     """
 
     def __init__(self, versions: dict[int, int] | None = None) -> None:
@@ -129,6 +160,9 @@ class WireCodec:
         self._correlation = 0
         self.bytes_sent = 0
         self.frames_sent = 0
+        self._encoded: dict[tuple[int, Message], bytes] = {}  # frames with correlation id 0
+        self._decoded: dict[tuple[int, int, bool, bytes], Message] = {}  # frame minus the id
+        self._memo_ok: dict[type, bool] = {}
 
     def version_for(self, api_key: int) -> int:
         v = self.versions.get(api_key)
@@ -143,19 +177,70 @@ class WireCodec:
         spec = type(msg)._spec
         if spec.kind not in ("request", "response"):
             return msg
-        version = self.version_for(spec.api_key)
         self._correlation = (self._correlation + 1) & 0x7FFFFFFF
-        if spec.kind == "request":
-            data = encode_request(msg, version, self._correlation)
-        else:
-            data = encode_response(msg, version, self._correlation)
+        return self.encode_frame(msg, self._correlation, spec.kind)
+
+    def encode_frame(self, msg: Message, correlation_id: int, kind: str) -> WireFrame:
+        """``msg``, a ``kind`` (``"request"`` or ``"response"``), as a frame whose header carries
+        ``correlation_id``."""
+        is_request = kind == "request"
+        api_key = _api_of(msg, M.REQUESTS if is_request else M.RESPONSES, kind)
+        version = self.version_for(api_key)
+        key = (version, msg)
+        memo = self._memoizable(type(msg))
+        frame = None
+        if memo:
+            try:
+                frame = self._encoded.get(key)
+            except TypeError:  # an unhashable field value (a bytearray): nothing to remember
+                memo = False
+        if frame is None:
+            body = msg.encode(version)
+            if is_request:
+                frame = _request_frame(api_key, version, 0, "kraft-testkit", body)
+            else:
+                frame = _response_frame(api_key, version, 0, body)
+            if memo and len(frame) <= MEMO_MAX_BYTES:
+                if len(self._encoded) >= MEMO_ENTRIES:
+                    self._encoded.clear()
+                self._encoded[key] = frame
+        at = _correlation_at(is_request)
+        data = frame[:at] + _INT32.pack(correlation_id) + frame[at + 4:]
         self.bytes_sent += len(data)
         self.frames_sent += 1
-        return WireFrame(data, spec.api_key, version, spec.kind == "request")
+        return WireFrame(data, api_key, version, is_request)
 
     def decode(self, frame: object) -> object:
         if not isinstance(frame, WireFrame):
             return frame
+        return self.decode_frame(frame)[1]
+
+    def decode_frame(self, frame: WireFrame) -> tuple[int, Message]:
+        """``(correlation id, body)`` of a frame, as :func:`decode_request` /
+        :func:`decode_response` read them."""
+        data = bytes(frame.data)
+        at = _correlation_at(frame.is_request)
+        key = None
+        if at + 4 <= len(data) <= MEMO_MAX_BYTES:
+            key = (frame.api_key, frame.api_version, frame.is_request, data[:at] + data[at + 4:])
+            body = self._decoded.get(key)
+            if body is not None:  # these bytes decoded once already (the id is any int32)
+                return _INT32.unpack_from(data, at)[0], body
         if frame.is_request:
-            return decode_request(frame.data)[1]
-        return decode_response(frame.data, frame.api_key, frame.api_version)[1]
+            header, body = decode_request(data)
+        else:
+            header, body = decode_response(data, frame.api_key, frame.api_version)
+        if key is not None:
+            if len(self._decoded) >= MEMO_ENTRIES:
+                self._decoded.clear()
+            self._decoded[key] = body
+        return header.correlation_id, body
+
+    def _memoizable(self, cls: type[Message]) -> bool:
+        ok = self._memo_ok.get(cls)
+        if ok is None:
+            root = cls._root
+            ok = self._memo_ok[cls] = not any(
+                "float64" in (f.type, f.element_type)
+                for c in (root, *root.STRUCTS.values()) for f in c._field_specs)
+        return ok

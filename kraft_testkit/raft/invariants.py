@@ -27,6 +27,8 @@ heals the faults and requires one leader and identical replicas within a bound.
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
+from collections.abc import Callable
+from operator import attrgetter
 from typing import Any
 
 from kraft_testkit.raft.replica import LEADER, RaftReplica
@@ -35,6 +37,8 @@ from kraft_testkit.sim.errors import InvariantViolation
 INVARIANTS = ("single-leader", "monotonic-epoch", "monotonic-high-watermark", "committed-prefix",
               "committed-majority", "leader-completeness", "snapshot-at-log-start", "durability",
               "protocol")
+
+_machine = attrgetter("machine")
 
 
 def _batch_key(data: bytes) -> bytes:
@@ -59,10 +63,15 @@ class RaftInvariants:
         self._sim: Any = None
 
     def __call__(self, sim: Any) -> None:
+        self.check(sim, _machine)
+
+    def check(self, sim: Any, replica_of: Callable[[Any], Any]) -> None:
+        """Check after an event of ``sim``; ``replica_of(process)`` gives a process's replica
+        (objects that are not a :class:`RaftReplica`, such as None, are skipped)."""
         self._sim = sim
         changed = False
         for node_id, process in sim.processes.items():
-            machine = process.machine
+            machine = replica_of(process)
             if not isinstance(machine, RaftReplica):
                 continue
             log = machine.log

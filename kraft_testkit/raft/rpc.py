@@ -20,14 +20,7 @@ from typing import Any, NamedTuple
 
 from kraft_testkit.protocol import messages as M
 from kraft_testkit.protocol.codegen import Message
-from kraft_testkit.protocol.rpc import (
-    WireCodec,
-    WireFrame,
-    decode_request,
-    decode_response,
-    encode_request,
-    encode_response,
-)
+from kraft_testkit.protocol.rpc import WireCodec, WireFrame
 from kraft_testkit.protocol.uuid import Uuid
 
 TOPIC = "__cluster_metadata"
@@ -96,25 +89,16 @@ class RaftCodec:
         return self._plain.frames_sent
 
     def encode(self, msg: object) -> object:
-        is_request = isinstance(msg, Request)
-        if is_request or isinstance(msg, Response):
-            body = msg.body  # type: ignore[attr-defined]
-            api_key = type(body)._spec.api_key
-            version = self._plain.version_for(api_key)
-            encode = encode_request if is_request else encode_response
-            data = encode(body, version, msg.correlation_id)  # type: ignore[attr-defined]
-            self._plain.bytes_sent += len(data)
-            self._plain.frames_sent += 1
-            return _EnvelopeFrame(data, api_key, version, is_request)
+        if isinstance(msg, (Request, Response)):
+            kind = "request" if isinstance(msg, Request) else "response"
+            frame = self._plain.encode_frame(msg.body, msg.correlation_id, kind)  # type: ignore[attr-defined]
+            return _EnvelopeFrame(*frame)
         return self._plain.encode(msg)
 
     def decode(self, frame: object) -> object:
         if type(frame) is _EnvelopeFrame:
-            if frame.is_request:
-                header, body = decode_request(frame.data)
-                return request(header.correlation_id, body)
-            header, body = decode_response(frame.data, frame.api_key, frame.api_version)
-            return response(header.correlation_id, body)
+            correlation_id, body = self._plain.decode_frame(frame)
+            return (request if frame.is_request else response)(correlation_id, body)
         return self._plain.decode(frame)
 
 
