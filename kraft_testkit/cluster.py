@@ -38,6 +38,7 @@ from .raft.config import RaftConfig
 from .sim import LinkProfile, NoProgress, Simulation
 from .sim.errors import NodeStateError
 from .sim.directory_disk import DirectoryDisk
+from .sim.facade import SimulationFacade
 from .sim.rng import RngTree
 
 CONTROLLER_ID_BASE = 1000
@@ -112,7 +113,7 @@ def split_configs(configs: Mapping[str, object] | None) -> tuple[dict, dict]:
     return raft, node
 
 
-class Cluster(AdminOperations):
+class Cluster(SimulationFacade, AdminOperations):
     """``controllers`` controller nodes and ``brokers`` broker nodes, driven by one seed.
 
     Keyword arguments:
@@ -133,6 +134,8 @@ class Cluster(AdminOperations):
       (default on; :class:`NoProgress` after ``boot_timeout_ms`` of virtual time);
     * ``trace_keep``: how many trace events to keep for ``trace.tail`` (the digest covers all).
     """
+
+    DEFAULT_TIMEOUT_MS = 30_000
 
     def __init__(self, controllers: int = 3, brokers: int = 3, *, seed: int = 0,
                  storage: str = "memory", data_dir: str | os.PathLike | None = None,
@@ -211,19 +214,6 @@ class Cluster(AdminOperations):
         return DirectoryDisk(os.path.join(self.data_dir, f"{role}-{node}"))
 
     # ------------------------------------------------------------- looking
-
-    @property
-    def seed(self) -> int:
-        return self.sim.seed
-
-    @property
-    def now_ms(self) -> int:
-        return self.sim.now_ms
-
-    @property
-    def trace(self) -> Any:
-        """The event trace: ``trace.digest()`` (same seed, same digest), ``trace.tail(n)``."""
-        return self.sim.trace
 
     @property
     def nodes(self) -> list[NodeHandle]:
@@ -312,13 +302,6 @@ class Cluster(AdminOperations):
         return m.controller.metrics if m is not None else None
 
     # ------------------------------------------------------------- running
-
-    def run_for(self, ms: int) -> None:
-        self.sim.run_for(ms)
-
-    def run_until(self, predicate: Callable[["Cluster"], object], timeout_ms: int = 30_000) -> int:
-        """Run until ``predicate(cluster)`` holds; :class:`NoProgress` (seed, trace tail) if not."""
-        return self.sim.run_until(lambda _: predicate(self), timeout_ms)
 
     def call(self, node: NodeHandle | int, fn: Callable[[Any, int], Any]) -> Any:
         """Call ``fn(machine, now_ms)`` on a running node, then apply what the node asks for."""

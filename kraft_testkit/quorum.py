@@ -49,6 +49,7 @@ from kraft_testkit.raft.listener import DEFAULT_SNAPSHOT_BYTES, DigestListener
 from kraft_testkit.raft.node import replica_factory
 from kraft_testkit.raft.replica import LEADER, RaftReplica
 from kraft_testkit.sim import LinkProfile, NoProgress, Simulation, Topology
+from kraft_testkit.sim.facade import SimulationFacade
 from kraft_testkit.sim.rng import RngTree
 
 SNAPSHOT_BYTES_KEY = "metadata.log.max.record.bytes.between.snapshots"
@@ -56,7 +57,7 @@ SNAPSHOT_BYTES_KEY = "metadata.log.max.record.bytes.between.snapshots"
 __all__ = ["NoProgress", "NotLeader", "Quorum"]
 
 
-class Quorum:
+class Quorum(SimulationFacade):
     """``voters`` Raft voters (and ``observers`` non-voting replicas) driven by one seed."""
 
     def __init__(self, voters: int = 3, *, seed: int = 0, observers: int = 0, wire: bool = True,
@@ -98,21 +99,8 @@ class Quorum:
     # ------------------------------------------------------------------ looking
 
     @property
-    def seed(self) -> int:
-        return self.sim.seed
-
-    @property
-    def now_ms(self) -> int:
-        return self.sim.now_ms
-
-    @property
     def nodes(self) -> list[int]:
         return self.voters + self.observers
-
-    @property
-    def trace(self) -> Any:
-        """The simulator's trace: ``trace.digest()``, ``trace.tail(n)``."""
-        return self.sim.trace
 
     def replica(self, node: int) -> RaftReplica | None:
         """The running replica of ``node`` (None while it is down)."""
@@ -178,20 +166,6 @@ class Quorum:
         return "\n".join(lines)
 
     # ------------------------------------------------------------------ running
-
-    def run_for(self, ms: int) -> None:
-        """Let ``ms`` virtual milliseconds pass."""
-        self.sim.run_for(ms)
-
-    def run_until(self, predicate: Callable[[Quorum], object], timeout_ms: int = 10_000) -> int:
-        """Run until ``predicate(quorum)`` holds; returns the virtual ms it took.
-
-        Raises :class:`NoProgress` (with the seed and the trace tail) after ``timeout_ms``.
-        """
-        def holds(_: Simulation) -> object:
-            return predicate(self)
-        holds.__name__ = getattr(predicate, "__name__", "predicate")
-        return self.sim.run_until(holds, timeout_ms)
 
     def append(self, records: Iterable[bytes | str], timeout_ms: int = 10_000) -> int:
         """Append records to the leader in one batch; returns the last one's offset once committed.
