@@ -76,7 +76,6 @@ class ControllerMetrics:
     last_snapshot_offset: int = -1
     fenced_broker_count: int = 0
     active_broker_count: int = 0
-    events: int = 0
 
     @property
     def metadata_lag(self) -> int:
@@ -95,6 +94,20 @@ class ControllerMetrics:
 
     def commit_rate_per_sec(self, window_ms: int) -> float:
         return self.committed_records * 1000.0 / window_ms if window_ms else 0.0
+
+    def to_kafka(self, uptime_ms: int) -> dict[str, float | int]:
+        """The values under the names Kafka's controller reports them (KIP-631's metrics)."""
+        return {
+            "ActiveControllerCount": int(self.active),
+            "MetadataLag": self.metadata_lag,
+            "LastCommittedRecordOffset": self.last_committed_offset,
+            "LastAppliedRecordOffset": self.last_applied_offset,
+            "MetadataCommitLatencyMs": self.commit_latency_avg_ms,
+            "MetadataCommitRatePerSec": self.commit_rate_per_sec(uptime_ms),
+            "MetadataSnapshotOffsetLag": self.snapshot_offset_lag,
+            "FencedBrokerCount": self.fenced_broker_count,
+            "ActiveBrokerCount": self.active_broker_count,
+        }
 
 
 class QuorumController:

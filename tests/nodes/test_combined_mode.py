@@ -115,3 +115,18 @@ def test_auto_leader_rebalance_can_be_disabled():
     c.faults.start(1)
     c.run_for(60_000)
     assert any(p.leader != p.replicas[0] for p in c.metadata.topic("t").partitions.values())
+
+
+def test_controller_metrics_under_kafka_names():
+    c = Cluster(3, 3, seed=3)
+    c.create_topic("t", 3, 3)
+    c.network.isolate(2)
+    c.run_until(lambda c: c.broker_state(2).fenced, 20_000)
+    m = c.controller_metrics().to_kafka(c.now_ms)
+    assert m["ActiveControllerCount"] == 1
+    assert m["FencedBrokerCount"] == 1 and m["ActiveBrokerCount"] == 2
+    assert m["MetadataLag"] >= 0 and m["MetadataCommitLatencyMs"] > 0
+    assert m["MetadataCommitRatePerSec"] > 0
+    assert m["LastCommittedRecordOffset"] <= m["LastAppliedRecordOffset"]
+    follower = next(h for h in c.controllers if h != c.active_controller)
+    assert c.controller_metrics(follower).to_kafka(c.now_ms)["ActiveControllerCount"] == 0
