@@ -1,16 +1,22 @@
 """Read a metadata log written by Apache Kafka and summarise it.
 
-    python examples/read_kafka_log.py PATH/__cluster_metadata-0/00000000000000000000.log
+    python examples/read_kafka_log.py [--prerelease] PATH/__cluster_metadata-0/00000000000000000000.log
+
+``--prerelease`` reads the record shapes Kafka's trunk wrote for a few weeks in late 2023.
 """
 
 import collections
 import sys
 
+from kraft_testkit import KraftError
 from kraft_testkit.protocol.log import read_log, write_log
 
 
-def main(path: str) -> None:
-    segment = read_log(path)
+def main(path: str, prerelease: bool = False) -> None:
+    try:
+        segment = read_log(path, prerelease=prerelease)
+    except KraftError as e:
+        sys.exit(f"{path}: {e}\n(a log from Kafka trunk of late 2023? try --prerelease)")
     kinds = collections.Counter(
         r.payload.type_name for b in segment for r in b.records if r.payload is not None)
     print(f"{len(segment)} batches, {sum(kinds.values())} records")
@@ -22,4 +28,5 @@ def main(path: str) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    args = [a for a in sys.argv[1:] if a != "--prerelease"]
+    main(args[0], prerelease="--prerelease" in sys.argv[1:])

@@ -96,7 +96,12 @@ class NodeHandle:
 
 
 def node_id(node: NodeHandle | int) -> int:
-    return node.id if isinstance(node, NodeHandle) else int(node)
+    """The id of a node given as a handle or an int (anything else is a ConfigError)."""
+    if isinstance(node, NodeHandle):
+        return node.id
+    if isinstance(node, bool) or not isinstance(node, int):
+        raise ConfigError(f"a node is a handle (cluster.brokers[0]) or an int id, got {node!r}")
+    return int(node)
 
 
 def split_configs(configs: Mapping[str, object] | None) -> tuple[dict, dict]:
@@ -160,6 +165,7 @@ class Cluster(SimulationFacade, AdminOperations):
         self.storage = storage
         self.combined = combined
         self.data_dir = None
+        self._owns_data_dir = storage == "tmpdir" and data_dir is None
         if storage == "tmpdir":
             self.data_dir = os.fspath(data_dir) if data_dir is not None else \
                 tempfile.mkdtemp(prefix="kraft-testkit-")
@@ -241,6 +247,8 @@ class Cluster(SimulationFacade, AdminOperations):
         """The controller that is Raft leader and acts as active controller, or None."""
         best = None
         for h in self.controllers:
+            if self.sim.process(h.id).state.value != "running":  # a paused leader serves nobody
+                continue
             m = self.controller_node(h)
             if m is not None and m.controller.active and m.raft.is_leader:
                 if best is None or m.raft.epoch > best[0]:
@@ -292,7 +300,7 @@ class Cluster(SimulationFacade, AdminOperations):
         if active is None:
             raise NoProgress("there is no active controller", seed=self.seed, now_ms=self.now_ms,
                              trace_tail=self.trace.tail(20))
-        return self.replica(active).describe_quorum(self.now_ms)
+        return self.replica(active).describe_quorum()
 
     def controller_metrics(self, node: NodeHandle | int | None = None) -> Any:
         node = node if node is not None else self.active_controller
@@ -325,6 +333,13 @@ class Cluster(SimulationFacade, AdminOperations):
         Without ``to`` it goes to the active controller and is retried (like Kafka's admin
         client) on NOT_CONTROLLER and on timeouts until ``timeout_ms`` of virtual time passed.
         """
+        from .controller.quorum_controller import HANDLERS
+
+        if to is None and type(body) not in HANDLERS:
+            raise ConfigError(
+                f"{type(body).__name__} is not a controller RPC (the controller answers "
+                f"{', '.join(sorted(t.__name__ for t in HANDLERS))}); brokers answer "
+                "MetadataRequest: send it with to=<broker>")
         deadline = self.now_ms + timeout_ms
         while True:
             dest = node_id(to) if to is not None else None
@@ -348,6 +363,23 @@ class Cluster(SimulationFacade, AdminOperations):
                 continue
             return response
 
+
+    # ------------------------------------------------------------- resources
+
+    def close(self) -> None:
+        """Remove the temporary data directory this cluster created (``storage="tmpdir"``
+        without ``data_dir``); a directory the caller gave is left alone."""
+        if self._owns_data_dir and self.data_dir is not None:
+            import shutil
+
+            shutil.rmtree(self.data_dir, ignore_errors=True)
+            self._owns_data_dir = False
+
+    def __enter__(self) -> "Cluster":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     # ------------------------------------------------------------- lifecycle operations
 
@@ -494,20 +526,27 @@ class ClusterFaults:
         self._sim.set_skew(node_id(node), skew_ms)
 
 
-def _ids(nodes: Any) -> Any:
-    if isinstance(nodes, (NodeHandle, int)):
-        return node_id(nodes)
-    return [node_id(n) for n in nodes]
-
-
 class ClusterNetwork(NetworkControl):
-    """The cluster's network; nodes may be given as handles (``c.brokers[0]``) or ids."""
+    """The cluster's network; nodes may be given as handles (``c.brokers[0]``) or ids, and
+    must exist (an unknown id is a ConfigError naming the known ones)."""
+
+    def __init__(self, cluster: "Cluster") -> None:
+        super().__init__(cluster)
+        self._cluster = cluster
+
+    def _id(self, node: Any) -> int:
+        return self._cluster.node(node).id
+
+    def _ids(self, nodes: Any) -> Any:
+        if isinstance(nodes, (NodeHandle, int)):
+            return self._id(nodes)
+        return [self._id(n) for n in nodes]
 
     def partition(self, *groups: Any) -> Any:
-        return super().partition(*(_ids(g) for g in groups))
+        return super().partition(*(self._ids(g) for g in groups))
 
     def isolate(self, node: Any) -> Any:
-        return super().isolate(node_id(node))
+        return super().isolate(self._id(node))
 
     def one_way(self, srcs: Any, dsts: Any) -> Any:
-        return super().one_way(_ids(srcs), _ids(dsts))
+        return super().one_way(self._ids(srcs), self._ids(dsts))

@@ -19,6 +19,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Mapping, Sequence
 
+from .broker.lifecycle import APPROVED_SHUTDOWN
 from .broker.logic import BrokerLogic
 from .broker.node import MetadataListener
 from .config import NodeConfig
@@ -60,12 +61,25 @@ class FanOutListener:
 
 
 PARTITION_METADATA = "partition.metadata"
+CLEAN_SHUTDOWN = ".kafka_cleanshutdown"  # Kafka's clean-shutdown file, with the broker epoch
 _METADATA_DIR = "__cluster_metadata-0/"
 
 
 def partition_metadata(topic_id: Uuid) -> bytes:
     """The ``<topic>-<partition>/partition.metadata`` file Kafka keeps in each replica's dir."""
     return f"version: 0\ntopic_id: {topic_id}\n".encode()
+
+
+def _clean_shutdown_epoch(data: bytes | None) -> int:
+    """The broker epoch in a clean-shutdown file, -1 when there is none (or it is unreadable)."""
+    if not data:
+        return -1
+    import json
+
+    try:
+        return int(json.loads(data).get("brokerEpoch", -1))
+    except (ValueError, TypeError, AttributeError):
+        return -1
 
 
 def local_replicas_on_disk(disk: DiskView) -> list[tuple[Uuid, str, int]]:
@@ -158,8 +172,11 @@ class KraftNode:
         self.logic: BrokerLogic | None = None
         if logic_rng is not None:
             local = local_replicas_on_disk(ctx.disk)
+            previous_epoch = _clean_shutdown_epoch(ctx.disk.get(CLEAN_SHUTDOWN))
             self.logic = BrokerLogic(ctx.node_id, cluster_id, config, logic_rng, rack=rack,
-                                     log_dirs=[self.raft.dir], local_replicas=local)
+                                     log_dirs=[self.raft.dir], local_replicas=local,
+                                     previous_broker_epoch=previous_epoch)
+            self._clean_shutdown_file = CLEAN_SHUTDOWN in ctx.disk
             self._on_disk = {f"{name}-{p}": tid for tid, name, p in local}
         self._raft_wake = NEVER
         self._logic_wake = NEVER
@@ -238,6 +255,22 @@ class KraftNode:
 
     # ------------------------------------------------------------- merging
 
+    def _clean_shutdown(self) -> list:
+        """Kafka's clean-shutdown file: written once the broker finished a controlled shutdown
+        (its next incarnation sends that epoch as PreviousBrokerEpoch and may register at once),
+        deleted once the next incarnation runs."""
+        state = self.logic.state.name  # type: ignore[union-attr]
+        if state == "SHUTTING_DOWN" and not self._clean_shutdown_file and \
+                self.logic.shutdown_reason == APPROVED_SHUTDOWN:
+            self._clean_shutdown_file = True
+            epoch = self.logic.broker_epoch
+            return [Replace(CLEAN_SHUTDOWN,
+                            f'{{"version":0,"brokerEpoch":{epoch}}}'.encode())]
+        if state == "RUNNING" and self._clean_shutdown_file:
+            self._clean_shutdown_file = False
+            return [Delete(CLEAN_SHUTDOWN)]
+        return []
+
     def _replica_dirs(self) -> list:
         """Disk ops that make the replica directories match the replicas the broker hosts."""
         now = {f"{r.topic_name}-{r.partition}": r.topic_id
@@ -286,6 +319,10 @@ class KraftNode:
         self._pending.clear()
         if self.logic is not None:
             writes += self._replica_dirs()
+            clean = self._clean_shutdown()
+            if clean:
+                writes += clean
+                sync = True
         if self.controller is not None:
             sends += self.controller.take_sends()
             sends += self.registrar.poll(self.controller.committed, self.raft.leader_id, now_ms)

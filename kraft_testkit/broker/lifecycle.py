@@ -55,6 +55,9 @@ CONTROLLED_SHUTDOWN_TIMEOUT_MS = 5 * 60 * 1000
 REREGISTER_ERRORS = frozenset({E.STALE_BROKER_EPOCH, E.BROKER_ID_NOT_REGISTERED})
 
 
+#: the shutdown reason of a completed controlled shutdown (a clean shutdown)
+APPROVED_SHUTDOWN = "the controller approved controlled shutdown"
+
 class _InFlight(NamedTuple):
     """A registration or heartbeat on its way (``cid`` None: waiting for a known controller)."""
 
@@ -350,7 +353,7 @@ class Lifecycle:
             self._schedule(now_ms, self.config.broker_heartbeat_interval_ms)
         elif state is BrokerState.PENDING_CONTROLLED_SHUTDOWN:
             if body.should_shut_down:
-                self.shut_down(now_ms, "the controller approved controlled shutdown")
+                self.shut_down(now_ms, APPROVED_SHUTDOWN)
                 return
             delay = (self.config.broker_heartbeat_interval_ms if self._got_shutdown_answer
                      else FIRST_SHUTDOWN_HEARTBEAT_MS)

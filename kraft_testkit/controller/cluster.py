@@ -210,7 +210,10 @@ def _registration_record(ctx: ControllerContext, manager: BrokerHeartbeatManager
     existing = image.cluster.broker(request.broker_id)
     same_incarnation = existing is not None and existing.incarnation_id == request.incarnation_id
     if existing is not None and not same_incarnation:
-        if manager.has_valid_session(existing, ctx.now_ms):
+        # a broker that shut down cleanly names the epoch it had (KIP-966's PreviousBrokerEpoch,
+        # from its clean-shutdown file): that proves the old incarnation is gone
+        clean_restart = getattr(request, "previous_broker_epoch", -1) == existing.epoch
+        if manager.has_valid_session(existing, ctx.now_ms) and not clean_restart:
             raise _Refused(ErrorCode.DUPLICATE_BROKER_REGISTRATION,
                            "Another broker is registered with that broker id. If the broker was "
                            "recently restarted this should self-resolve once the heartbeat "

@@ -5,7 +5,22 @@ from __future__ import annotations
 import argparse
 import sys
 
+from .. import __version__
 from ..errors import KraftError
+
+
+def at_least(low: int):
+    """An argparse type: an int >= ``low`` (a usage error otherwise, not a traceback)."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"must be at least {low}, got {value}")
+        return value
+    parse.__name__ = f"int>={low}"
+    return parse
 
 
 def _dump_log(args: argparse.Namespace) -> int:
@@ -47,6 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="kraft-testkit",
         description="An in-process, deterministic Kafka KRaft cluster for tests, and its tools.")
+    parser.add_argument("--version", action="version", version=f"kraft-testkit {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     p = sub.add_parser("demo", help="a scripted incident drill on an in-process cluster",
@@ -55,8 +71,9 @@ def build_parser() -> argparse.ArgumentParser:
                                    "heal, shut a broker down in a controlled way, reassign a "
                                    "partition; print the timeline and the final metadata.")
     p.add_argument("--seed", type=int, default=None, help="the run's seed (printed if not given)")
-    p.add_argument("--controllers", type=int, default=3)
-    p.add_argument("--brokers", type=int, default=3)
+    p.add_argument("--controllers", type=at_least(1), default=3)
+    p.add_argument("--brokers", type=at_least(2), default=3,
+                   help="brokers (at least 2: one is isolated while another stays)")
     p.add_argument("--verbose", action="store_true",
                    help="also show each partition's replica and ISR events")
     p.set_defaults(func=_demo)

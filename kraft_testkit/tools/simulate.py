@@ -269,6 +269,18 @@ def main(args: argparse.Namespace) -> int:
     return 1 if failures else 0
 
 
+def _positive_minutes(text: str) -> float:
+    import argparse
+
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of minutes, got {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be more than 0, got {text}")
+    return value
+
+
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "simulate", help="run a Raft quorum under random faults for many seeds",
@@ -276,14 +288,16 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                     "partitions, packet loss, delays, duplicates, pauses, disk wipes of a "
                     "minority) with safety invariants checked after every event, then heal and "
                     "check that it converges. Prints 'N seeds, M violations'; exits 1 on any.")
-    p.add_argument("--voters", type=int, default=5, help="voters in the quorum (default 5)")
+    from .cli import at_least
+
+    p.add_argument("--voters", type=at_least(1), default=5, help="voters in the quorum (default 5)")
     p.add_argument("--seeds", type=parse_seeds, default=parse_seeds("0:100"),
                    help="START:STOP seed range, stop excluded (default 0:100)")
-    p.add_argument("--minutes", type=float, default=10.0,
+    p.add_argument("--minutes", type=_positive_minutes, default=10.0,
                    help="virtual minutes of faults per seed (default 10)")
     p.add_argument("--faults", choices=("random", "none"), default="random",
                    help="fault schedule (default random)")
-    p.add_argument("--workers", type=int, default=1,
+    p.add_argument("--workers", type=at_least(1), default=1,
                    help="processes to run seeds in (results do not depend on it)")
     p.add_argument("--no-wire", dest="wire", action="store_false",
                    help="skip encoding every message to Kafka bytes (faster)")

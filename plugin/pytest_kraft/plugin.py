@@ -29,8 +29,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
-        "kraft(controllers=3, brokers=3, seed=None, storage=None, **configs): "
-        "shape of the kraft_cluster / controller_quorum / broker_fleet fixtures")
+        "kraft(controllers=3, brokers=3, seed=None, storage=None, configs={...}, racks=None, "
+        "metadata_version=19, combined=False, wire=True, invariants=True, seed_defaults=False, "
+        "boot=True): shape of the kraft_cluster / controller_quorum / broker_fleet fixtures "
+        "(Kafka settings by name go in configs)")
 
 
 def _base_seed(config: pytest.Config) -> int:
@@ -57,13 +59,17 @@ def kraft_seed(request: pytest.FixtureRequest) -> int:
 # ------------------------------------------------------------- cluster fixtures
 
 _CLUSTER_KEYS = {"controllers", "brokers", "seed", "storage", "configs", "racks",
-                 "metadata_version", "wire", "invariants", "seed_defaults", "boot"}
+                 "metadata_version", "wire", "invariants", "seed_defaults", "boot", "combined"}
 
 
 def _cluster_kwargs(request: pytest.FixtureRequest, seed: int, **defaults: object) -> dict:
     marker = request.node.get_closest_marker("kraft")
     kwargs: dict = dict(defaults)
     if marker is not None:
+        if marker.args:
+            raise pytest.UsageError(
+                f"@pytest.mark.kraft takes keyword arguments only (e.g. controllers=3, "
+                f"brokers=5), got positional {marker.args!r}")
         unknown = set(marker.kwargs) - _CLUSTER_KEYS
         if unknown:
             raise pytest.UsageError(
@@ -151,20 +157,34 @@ def kraft_faults(request: pytest.FixtureRequest):
 
 
 @pytest.fixture
-def kraft_cluster_factory(request: pytest.FixtureRequest):
-    """Build clusters inside a test (for Hypothesis: one cluster per example)."""
+def kraft_cluster_factory(request: pytest.FixtureRequest, kraft_seed: int):
+    """Build clusters inside a test: ``factory(**kwargs)`` takes Cluster's arguments; the seed
+    defaults to this test's ``kraft_seed`` and the storage to ``--kraft-storage``.
+
+    With Hypothesis, draw the seed and suppress the function-scoped-fixture health check (the
+    factory builds a fresh cluster per example, so sharing the fixture is safe)::
+
+        @settings(suppress_health_check=[HealthCheck.function_scoped_fixture])
+        @given(seed=st.integers(0, 10_000))
+        def test_x(kraft_cluster_factory, seed):
+            c = kraft_cluster_factory(seed=seed)
+    """
     from kraft_testkit.cluster import Cluster
 
+    storage = request.config.getoption("--kraft-storage")
     built = []
 
     def factory(**kwargs):
-        kwargs.setdefault("storage", "memory")
+        kwargs.setdefault("seed", kraft_seed)
+        kwargs.setdefault("storage", storage)
         cluster = Cluster(**kwargs)
         built.append(cluster)
         request.node._kraft_cluster = cluster
         return cluster
 
-    return factory
+    yield factory
+    for cluster in built:
+        cluster.close()
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -176,7 +196,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
         return
     base = _base_seed(item.config)
     lines = [f"seed {cluster.seed} at virtual time {cluster.now_ms} ms",
-             f"replay: pytest '{item.nodeid}' --kraft-seed={base}"]
+             f"replay: pytest '{item.nodeid}' --kraft-seed={base}"
+             + ("" if "kraft_cluster_factory" not in getattr(item, "fixturenames", ())
+                else f"  (clusters built by kraft_cluster_factory: pass seed={cluster.seed})")]
     n = 40 if item.config.getoption("--kraft-trace") else 12
     lines.append(f"last {n} events:")
     lines += [f"  {e}" for e in cluster.trace.tail(n)]

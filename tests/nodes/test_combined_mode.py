@@ -130,3 +130,31 @@ def test_controller_metrics_under_kafka_names():
     assert m["LastCommittedRecordOffset"] <= m["LastAppliedRecordOffset"]
     follower = next(h for h in c.controllers if h != c.active_controller)
     assert c.controller_metrics(follower).to_kafka(c.now_ms)["ActiveControllerCount"] == 0
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_clean_shutdown_lets_the_next_incarnation_register_at_once(seed):
+    """KIP-966: a controlled shutdown leaves .kafka_cleanshutdown with the broker epoch; the
+    restarted broker sends it as PreviousBrokerEpoch and need not wait out the old session."""
+    import json
+
+    c = Cluster(1, 3, seed=seed)
+    old_epoch = c.broker_state(2).epoch
+    c.controlled_shutdown(c.brokers[2])
+    saved = json.loads(c.sim.process(2).disk.view()[".kafka_cleanshutdown"])
+    assert saved == {"version": 0, "brokerEpoch": old_epoch}
+    c.faults.start(2)
+    took = c.run_until(lambda c: c.broker_state(2).state == "RUNNING", 30_000)
+    assert took < c.config.broker_session_timeout_ms    # no DUPLICATE_BROKER_REGISTRATION wait
+    assert c.broker_state(2).epoch > old_epoch
+    c.run_for(100)
+    assert ".kafka_cleanshutdown" not in c.sim.process(2).disk.view()
+
+
+def test_a_crash_leaves_no_clean_shutdown_file_and_waits_for_the_session():
+    c = Cluster(1, 3, seed=1)
+    c.faults.kill(2)
+    c.faults.start(2)
+    assert ".kafka_cleanshutdown" not in c.sim.process(2).disk.view()
+    took = c.run_until(lambda c: c.broker_state(2).state == "RUNNING", 60_000)
+    assert took > c.config.broker_heartbeat_interval_ms  # refused until the old lease runs out

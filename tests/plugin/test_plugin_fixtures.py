@@ -76,3 +76,40 @@ def test_tmpdir_storage_writes_kafka_layout(pytester):
     """)
     result = pytester.runpytest("--kraft-storage=tmpdir")
     result.assert_outcomes(passed=1)
+
+
+from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
+
+
+@settings(max_examples=5, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 10_000))
+def test_factory_with_hypothesis_as_the_docs_show(kraft_cluster_factory, seed):
+    c = kraft_cluster_factory(seed=seed, brokers=1)
+    assert c.seed == seed and c.active_controller is not None
+
+
+def test_factory_defaults_to_the_test_seed(kraft_cluster_factory, kraft_seed):
+    assert kraft_cluster_factory(controllers=1, brokers=1).seed == kraft_seed
+
+
+def test_positional_marker_arguments_are_a_usage_error(pytester):
+    pytester.makepyfile("""
+        import pytest
+        @pytest.mark.kraft(1, 5)
+        def test_x(kraft_cluster):
+            pass
+    """)
+    assert "keyword arguments only" in pytester.runpytest().stdout.str()
+
+
+def test_describe_quorum_and_combined_marker(pytester):
+    pytester.makepyfile("""
+        import pytest
+        @pytest.mark.kraft(controllers=3, brokers=3, combined=True)
+        def test_x(kraft_cluster):
+            r = kraft_cluster.describe_quorum()
+            assert r.topics[0].partitions[0].leader_id == kraft_cluster.active_controller.id
+            assert kraft_cluster.active_controller.roles == ("broker", "controller")
+    """)
+    pytester.runpytest().assert_outcomes(passed=1)
