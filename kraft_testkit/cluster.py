@@ -42,6 +42,7 @@ from .sim.facade import SimulationFacade
 from .sim.rng import RngTree
 
 CONTROLLER_ID_BASE = 1000
+_DEFAULTS = {"configs": None, "combined": False, "metadata_version": 19, "wire": True}
 STORAGES = ("memory", "tmpdir")
 REQUEST_TIMEOUT_MS = 5_000
 
@@ -186,6 +187,11 @@ class Cluster(SimulationFacade, AdminOperations):
         voters = {c: self.directory_ids[c] for c in self.controller_ids}
         self.sim = Simulation(seed, link=link, codec=rpc.RaftCodec() if wire else None,
                               trace_keep=trace_keep)
+        shape = [f"controllers={controllers}", f"brokers={brokers}", f"seed={seed}"]
+        shape += [f"{k}={v!r}" for k, v in (("configs", configs), ("combined", combined),
+                                             ("metadata_version", metadata_version),
+                                             ("wire", wire)) if v != _DEFAULTS[k]]
+        self.sim.replay_hint = f"Cluster({', '.join(shape)}) and the same steps"
         self.invariants = ClusterInvariants(self)
         if invariants:
             self.sim.add_invariant(self.invariants, "cluster")
@@ -299,7 +305,7 @@ class Cluster(SimulationFacade, AdminOperations):
         active = self.active_controller
         if active is None:
             raise NoProgress("there is no active controller", seed=self.seed, now_ms=self.now_ms,
-                             trace_tail=self.trace.tail(20))
+                             trace_tail=self.trace.tail(20), replay=self.sim.replay_hint)
         return self.replica(active).describe_quorum()
 
     def controller_metrics(self, node: NodeHandle | int | None = None) -> Any:

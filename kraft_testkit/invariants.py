@@ -89,6 +89,7 @@ class ClusterInvariants:
 
     def _fail(self, sim: Any, invariant: str, detail: str) -> None:
         raise InvariantViolation(invariant, detail, seed=sim.seed, now_ms=sim.now_ms,
+                                 replay=getattr(sim, "replay_hint", None),
                                  trace_tail=sim.trace.tail(30))
 
 

@@ -84,6 +84,8 @@ class Quorum(SimulationFacade):
                               for n in self.voters + self.observers}
         self.sim = Simulation(seed, link=link, codec=rpc.RaftCodec() if wire else None,
                               trace_keep=trace_keep)
+        self.sim.replay_hint = f"Quorum(voters={voters}, observers={observers}, seed={seed}" + \
+            (f", config={config!r}" if config else "") + ") and the same steps"
         self.invariants = RaftInvariants()
         if invariants:
             self.sim.add_invariant(self.invariants, "raft")

@@ -93,6 +93,7 @@ class RaftInvariants:
     def _fail(self, invariant: str, detail: str) -> None:
         sim = self._sim
         raise InvariantViolation(invariant, detail, seed=sim.seed, now_ms=sim.now_ms,
+                                 replay=getattr(sim, "replay_hint", None),
                                  trace_tail=sim.trace.tail(sim.tail_events))
 
     def _started(self, node: int, old: RaftReplica | None, new: RaftReplica) -> None:

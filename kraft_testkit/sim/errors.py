@@ -42,13 +42,15 @@ def _format_tail(tail: Sequence[str]) -> str:
 class _Replayable(SimulationError):
     """An error raised during a run: says which seed replays it and what happened last."""
 
-    def __init__(self, headline: str, *, seed: int, now_ms: int, trace_tail: Sequence[str]):
+    def __init__(self, headline: str, *, seed: int, now_ms: int, trace_tail: Sequence[str],
+                 replay: str | None = None):
         self.seed = seed
         self.now_ms = now_ms
         self.trace_tail = list(trace_tail)
+        self.replay = replay or f"Simulation(seed={seed})"
         super().__init__(
             f"{headline} (seed={seed}, now={now_ms} ms)\n"
-            f"replay with Simulation(seed={seed})\n"
+            f"replay with {self.replay}\n"
             f"last events:\n{_format_tail(self.trace_tail)}"
         )
 
@@ -56,21 +58,25 @@ class _Replayable(SimulationError):
 class NoProgress(_Replayable):
     """``run_until`` gave up: the condition did not hold before the timeout or the events ran out."""
 
-    def __init__(self, reason: str, *, seed: int, now_ms: int, trace_tail: Sequence[str]):
+    def __init__(self, reason: str, *, seed: int, now_ms: int, trace_tail: Sequence[str],
+                 replay: str | None = None):
         self.reason = reason
-        super().__init__(f"no progress: {reason}", seed=seed, now_ms=now_ms, trace_tail=trace_tail)
+        super().__init__(f"no progress: {reason}", seed=seed, now_ms=now_ms,
+                         trace_tail=trace_tail, replay=replay)
 
 
 class InvariantViolation(_Replayable):
     """An invariant checker found the cluster in a state that must never happen."""
 
     def __init__(
-        self, invariant: str, detail: str, *, seed: int, now_ms: int, trace_tail: Sequence[str]
+        self, invariant: str, detail: str, *, seed: int, now_ms: int, trace_tail: Sequence[str],
+        replay: str | None = None,
     ):
         self.invariant = invariant
         self.detail = detail
         super().__init__(
             f"invariant {invariant!r} violated: {detail}",
+            replay=replay,
             seed=seed,
             now_ms=now_ms,
             trace_tail=trace_tail,

@@ -56,6 +56,8 @@ class Simulation:
         :meth:`add_invariant`. ``tail_events``: how many events errors show.
         """
         self.seed = check_seed(seed)
+        self.replay_hint: str | None = None
+        """How errors say to replay this run (a facade sets its own: ``Cluster(seed=7, ...)``)."""
         self.rng = RngTree(seed)
         self.trace = Trace(trace_keep)
         self.scheduler = Scheduler(self.rng.child("scheduler"))
@@ -226,7 +228,8 @@ class Simulation:
 
     def _no_progress(self, reason: str) -> NoProgress:
         return NoProgress(
-            reason, seed=self.seed, now_ms=self.now_ms, trace_tail=self.trace.tail(self.tail_events)
+            reason, seed=self.seed, now_ms=self.now_ms, trace_tail=self.trace.tail(self.tail_events),
+            replay=self.replay_hint,
         )
 
     # ---- invariants --------------------------------------------------------------------------
@@ -254,6 +257,7 @@ class Simulation:
             seed=self.seed,
             now_ms=self.now_ms,
             trace_tail=self.trace.tail(self.tail_events),
+            replay=self.replay_hint,
         )
 
     def _after_action(self) -> None:

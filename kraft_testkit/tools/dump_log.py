@@ -8,7 +8,7 @@ import re
 from typing import TextIO
 
 from ..protocol.frames import ControlRecord, MetadataRecord
-from ..protocol.log import LogBatch, iter_log
+from ..protocol.log import LogBatch, decode_batch_records, iter_log
 
 _CONTROL_LABELS = {"LEADER_CHANGE": "LeaderChange", "SNAPSHOT_HEADER": "SnapshotHeader",
                    "SNAPSHOT_FOOTER": "SnapshotFooter", "KRAFT_VERSION": "KRaftVersion",
@@ -61,9 +61,10 @@ def dump_file(path: str, out: TextIO, *, decode: bool, skip_record_metadata: boo
     with open(path, "rb") as f:
         data = f.read()
     count = 0
-    for b in iter_log(data, decode=decode, prerelease=prerelease):
-        out.write(batch_line(b) + "\n")
-        records = b.records if decode else ()
+    for b in iter_log(data, decode=False):
+        out.write(batch_line(b) + "\n")  # before its records, so an error shows its batch
+        records = decode_batch_records(b.batch, prerelease=prerelease, position=b.position) \
+            if decode else ()
         for r in records:
             line = "|"
             if not skip_record_metadata:

@@ -1,4 +1,4 @@
-"""process.roles=broker,controller: one node is both, sharing one Raft replica."""
+"""Cluster integration: combined mode, metadata views, clean shutdown, rebalance, metrics, retries."""
 
 import pytest
 
