@@ -884,7 +884,9 @@ class RaftReplica:
             return True
         return False
 
-    def _on_begin_epoch_response(self, src: int, _: None, resp: Any, now: int) -> bool:
+    def _epoch_answer(self, resp: Any, now: int) -> bool | None:
+        """What Begin/EndQuorumEpoch answers have in common: None when the voter acknowledged
+        our epoch, else the outcome for the connection (True: handled, False: retry later)."""
         p = rpc.vote_partition(resp)
         if resp.error_code != E.NONE or p is None:
             return False
@@ -894,20 +896,20 @@ class RaftReplica:
                 return handled
             if p.error_code != E.NONE:
                 return False
+        return None
+
+    def _on_begin_epoch_response(self, src: int, _: None, resp: Any, now: int) -> bool:
+        outcome = self._epoch_answer(resp, now)
+        if outcome is not None:
+            return outcome
         if self._lead is not None:
             self._lead.acked.add(src)
         return True
 
     def _on_end_epoch_response(self, src: int, _: None, resp: Any, now: int) -> bool:
-        p = rpc.vote_partition(resp)
-        if resp.error_code != E.NONE or p is None:
-            return False
-        if p.error_code != E.INCONSISTENT_VOTER_SET:
-            handled = self._common(p.error_code, p.leader_id, p.leader_epoch, now)
-            if handled is not None:
-                return handled
-            if p.error_code != E.NONE:
-                return False
+        outcome = self._epoch_answer(resp, now)
+        if outcome is not None:
+            return outcome
         self._unacked.discard(src)
         return True
 

@@ -122,31 +122,28 @@ def vote_partition(msg: Message) -> Any:
     return parts[0]
 
 
-def fetch_partition(msg: Message) -> Any:
-    """The one partition of a FetchRequest (by topic id, or by name for old versions)."""
-    topics = msg.topics
+def _metadata_partition(topics: Any, partition_attr: str) -> Any:
+    """The one partition of ``__cluster_metadata`` in a Fetch topic list (by topic id, or by
+    name for old versions); ``None`` when the message names anything else."""
     if len(topics) != 1:
         return None
     t = topics[0]
     if t.topic_id != TOPIC_ID and t.topic != TOPIC:
         return None
     parts = t.partitions
-    if len(parts) != 1 or parts[0].partition != PARTITION:
+    if len(parts) != 1 or getattr(parts[0], partition_attr) != PARTITION:
         return None
     return parts[0]
+
+
+def fetch_partition(msg: Message) -> Any:
+    """The one partition of a FetchRequest."""
+    return _metadata_partition(msg.topics, "partition")
 
 
 def fetch_response_partition(msg: Message) -> Any:
-    topics = msg.responses
-    if len(topics) != 1:
-        return None
-    t = topics[0]
-    if t.topic_id != TOPIC_ID and t.topic != TOPIC:
-        return None
-    parts = t.partitions
-    if len(parts) != 1 or parts[0].partition_index != PARTITION:
-        return None
-    return parts[0]
+    """The one partition of a FetchResponse."""
+    return _metadata_partition(msg.responses, "partition_index")
 
 
 def snapshot_partition(msg: Message) -> Any:
