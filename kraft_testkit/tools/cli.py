@@ -54,7 +54,7 @@ def _demo(args: argparse.Namespace) -> int:
 
         seed = secrets.randbelow(10_000)  # before the simulation starts; printed for replay
     run_demo(seed, Console(), controllers=args.controllers, brokers=args.brokers,
-             verbose=args.verbose)
+             verbose=args.verbose, plot=args.plot)
     return 0
 
 
@@ -76,6 +76,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="brokers (at least 2: one is isolated while another stays)")
     p.add_argument("--verbose", action="store_true",
                    help="also show each partition's replica and ISR events")
+    p.add_argument("--plot", metavar="PNG", default=None,
+                   help="also draw broker states and the active controller over time to PNG "
+                        "(needs matplotlib: pip install 'kraft-testkit[plot]')")
     p.set_defaults(func=_demo)
 
     p = sub.add_parser("dump-log", help="print a metadata log segment or snapshot file",

@@ -76,12 +76,23 @@ def _chatter(text: str) -> bool:
 
 
 def run_demo(seed: int, console: Console | None = None, *, controllers: int = 3,
-             brokers: int = 3, verbose: bool = False) -> dict[str, Any]:
-    """Run the drill and print it; returns figures (wall ms, virtual ms, digest) for tests."""
+             brokers: int = 3, verbose: bool = False, plot: str | None = None) -> dict[str, Any]:
+    """Run the drill and print it; returns figures (wall ms, virtual ms, digest) for tests.
+
+    ``plot``: also draw the run (broker states, active controller, drill steps) to this PNG.
+    """
     console = console or Console()
     started = time.perf_counter()
     tl = Timeline()
-    c = Cluster(controllers, brokers, seed=seed)
+    c = Cluster(controllers, brokers, seed=seed, boot=False)
+    recorder = None
+    if plot is not None:
+        from .timeline_plot import StateRecorder
+
+        recorder = StateRecorder(c)  # reads state after every event; changes nothing
+        c.sim.add_invariant(recorder, "timeline")
+    c.run_until(lambda c: c.active_controller is not None and c.all_brokers_running(),
+                timeout_ms=60_000)
     seen: dict[int, Any] = {}  # id() of a broker logic -> it (a restart makes a new one)
 
     def harvest() -> None:
@@ -174,6 +185,12 @@ def run_demo(seed: int, console: Console | None = None, *, controllers: int = 3,
     console.print(table)
     _print_final(console, c, topic)
     digest = c.trace.digest()
+    if recorder is not None:
+        from .timeline_plot import plot_timeline
+
+        steps = [(at, text) for at, _, source, text in sorted(tl.events) if source == "drill"]
+        plot_timeline(recorder, plot, steps=steps, title=f"kraft-testkit demo, seed {seed}")
+        console.print(f"timeline picture: {plot}")
     console.print(f"{c.now_ms / 1000:.1f} virtual seconds in {wall_ms:.0f} ms of wall time "
                   f"({c.now_ms / max(wall_ms, 1e-6):.0f}x); trace digest {digest[:16]}")
     return {"wall_ms": wall_ms, "virtual_ms": c.now_ms, "digest": digest, "cluster": c,

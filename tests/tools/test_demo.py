@@ -41,3 +41,30 @@ def test_cli_prints_seed_and_replay_line():
     assert proc.returncode == 0, proc.stderr
     assert "seed=3" in proc.stdout and "kraft-testkit demo --seed 3" in proc.stdout
     assert "Brokers (metadata offset" in proc.stdout
+
+
+def test_plot_draws_the_run_without_changing_it(tmp_path):
+    pytest.importorskip("matplotlib")
+    out = io.StringIO()
+    path = tmp_path / "drill.png"
+    with_plot = run_demo(7, Console(file=out, width=120), plot=str(path))
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and path.stat().st_size > 20_000
+    assert f"timeline picture: {path}" in out.getvalue()
+    assert with_plot["digest"] == _run(7)[0]["digest"]   # the recorder only reads
+
+
+def test_recorder_sees_the_isolated_broker_fenced_by_the_controller():
+    from kraft_testkit import Cluster
+    from kraft_testkit.tools.timeline_plot import StateRecorder
+
+    c = Cluster(1, 3, seed=2)
+    rec = StateRecorder(c)
+    c.sim.add_invariant(rec, "timeline")
+    c.network.isolate(1)
+    c.run_until(lambda c: c.broker_state(1).fenced, 20_000)
+    c.run_for(10)
+    # the broker cannot hear it is fenced, but the chart shows what the controllers decided
+    assert rec.samples[-1][1][1] == "FENCED"
+    c.run_until(lambda c: c.broker_state(1).self_fenced, 20_000)
+    c.run_for(10)
+    assert rec.samples[-1][1][1] == "SELF-FENCED"
