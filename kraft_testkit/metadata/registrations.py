@@ -60,6 +60,17 @@ def _features_json(features: FrozenDict[str, VersionRange]) -> dict:
     return {name: [r.min, r.max] for name, r in sorted(features.items())}
 
 
+
+def _kept(value: Any, supported: bool, on_loss: LossHandler, what: str, empty: Any) -> Any:
+    """``value`` when the snapshot's metadata.version can carry it; else ``empty``, and the loss
+    of ``what`` is reported (only when there was something to lose)."""
+    if not value:
+        return empty
+    if supported:
+        return value
+    on_loss(what)
+    return empty
+
 @dataclass(frozen=True, slots=True)
 class BrokerRegistration:
     """A registered broker. ``log_dirs`` are its online directories, sorted as Kafka sorts them."""
@@ -108,24 +119,13 @@ class BrokerRegistration:
 
     def to_record(self, mv: int, on_loss: LossHandler) -> MetadataRecord:
         """The RegisterBrokerRecord a snapshot at ``mv`` holds for this broker."""
-        in_cs = False
-        if self.in_controlled_shutdown:
-            if V.is_in_controlled_shutdown_state_supported(mv):
-                in_cs = True
-            else:
-                on_loss("the inControlledShutdown state of one or more brokers")
-        migrating = False
-        if self.is_migrating_zk_broker:
-            if V.is_migration_supported(mv):
-                migrating = True
-            else:
-                on_loss("the isMigratingZkBroker state of one or more brokers")
-        log_dirs: tuple[Uuid, ...] = ()
-        if self.log_dirs:
-            if V.is_directory_assignment_supported(mv):
-                log_dirs = self.log_dirs
-            else:
-                on_loss("the online log directories of one or more brokers")
+        in_cs = _kept(self.in_controlled_shutdown, V.is_in_controlled_shutdown_state_supported(mv),
+                      on_loss, "the inControlledShutdown state of one or more brokers", False)
+        migrating = _kept(self.is_migrating_zk_broker, V.is_migration_supported(mv), on_loss,
+                          "the isMigratingZkBroker state of one or more brokers", False)
+        log_dirs: tuple[Uuid, ...] = _kept(
+            self.log_dirs, V.is_directory_assignment_supported(mv), on_loss,
+            "the online log directories of one or more brokers", ())
         cls = M.RegisterBrokerRecord
         msg = cls(
             broker_id=self.id,
@@ -178,12 +178,8 @@ class ControllerRegistration:
                    supported_features=_features(rec.features))
 
     def to_record(self, mv: int, on_loss: LossHandler) -> MetadataRecord:
-        ready = False
-        if self.zk_migration_ready:
-            if V.is_migration_supported(mv):
-                ready = True
-            else:
-                on_loss("the zk migration readiness of one or more controllers")
+        ready = _kept(self.zk_migration_ready, V.is_migration_supported(mv), on_loss,
+                      "the zk migration readiness of one or more controllers", False)
         cls = M.RegisterControllerRecord
         msg = cls(
             controller_id=self.id,

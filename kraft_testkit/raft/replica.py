@@ -913,12 +913,17 @@ class RaftReplica:
         self._unacked.discard(src)
         return True
 
-    def _on_fetch_response(self, src: int, _: None, resp: Any, now: int) -> bool:
-        p = rpc.fetch_response_partition(resp)
+    def _leader_answer(self, resp: Any, p: Any, now: int) -> bool | None:
+        """What Fetch and FetchSnapshot answers have in common: None to go on with partition
+        ``p``, else the outcome for the connection (an unusable answer, or one about epochs)."""
         if resp.error_code != E.NONE or p is None:
             return False
         leader = p.current_leader
-        handled = self._common(p.error_code, leader.leader_id, leader.leader_epoch, now)
+        return self._common(p.error_code, leader.leader_id, leader.leader_epoch, now)
+
+    def _on_fetch_response(self, src: int, _: None, resp: Any, now: int) -> bool:
+        p = rpc.fetch_response_partition(resp)
+        handled = self._leader_answer(resp, p, now)
         if handled is not None:
             return handled
         if p.error_code != E.NONE:
@@ -967,10 +972,7 @@ class RaftReplica:
 
     def _on_fetch_snapshot_response(self, src: int, _: None, resp: Any, now: int) -> bool:
         p = rpc.snapshot_partition(resp)
-        if resp.error_code != E.NONE or p is None:
-            return False
-        leader = p.current_leader
-        handled = self._common(p.error_code, leader.leader_id, leader.leader_epoch, now)
+        handled = self._leader_answer(resp, p, now)
         if handled is not None:
             return handled
         download = self._download

@@ -158,3 +158,17 @@ def test_a_crash_leaves_no_clean_shutdown_file_and_waits_for_the_session():
     assert ".kafka_cleanshutdown" not in c.sim.process(2).disk.view()
     took = c.run_until(lambda c: c.broker_state(2).state == "RUNNING", 60_000)
     assert took > c.config.broker_heartbeat_interval_ms  # refused until the old lease runs out
+
+
+def test_errors_say_how_to_replay_the_run():
+    from kraft_testkit import NoProgress, Quorum
+
+    c = Cluster(1, 1, seed=9, configs={"broker.session.timeout.ms": 12000})
+    with pytest.raises(NoProgress) as info:
+        c.run_until(lambda c: False, 50)
+    assert info.value.replay == ("Cluster(controllers=1, brokers=1, seed=9, "
+                                 "configs={'broker.session.timeout.ms': 12000}) and the same steps")
+    assert f"replay with {info.value.replay}" in str(info.value)
+    q = Quorum(3, seed=4)
+    with pytest.raises(NoProgress, match=r"replay with Quorum\(voters=3, observers=0, seed=4\)"):
+        q.run_until(lambda q: False, 10)
