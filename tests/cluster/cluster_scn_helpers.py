@@ -31,8 +31,7 @@ COMMIT_SLACK_MS = 200
 #: a heartbeat's round trip and jitter
 RTT_SLACK_MS = 50
 
-GOLDEN_DIR = os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared", "kafka-golden",
-                          "apache-kafka-pr15553-023aafc")
+GOLDEN_DIR = os.path.join(os.path.dirname(__file__), "..", "golden", "apache-kafka-pr15553-023aafc")
 GOLDEN_DIR = os.path.normpath(os.environ.get("KRAFT_GOLDEN_DIR", GOLDEN_DIR))
 
 

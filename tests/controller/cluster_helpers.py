@@ -24,8 +24,7 @@ from kraft_testkit.protocol.frames import MetadataRecord
 from kraft_testkit.protocol.log import read_log
 from kraft_testkit.protocol.uuid import Uuid
 
-SHARED = Path(__file__).parents[2].parent / "shared"
-GOLDEN_C = (SHARED / "kafka-golden" / "apache-kafka-pr15553-023aafc" / "C_mv18_3brokers"
+GOLDEN_C = (Path(__file__).resolve().parents[1] / "golden" / "apache-kafka-pr15553-023aafc" / "C_mv18_3brokers"
             / "__cluster_metadata-0" / "00000000000000000000.log")
 CLUSTER_ID = "ljAoerGESXi5val3QKEeFQ"   # the golden cluster's id
 CONTROLLER_ID = 1000

@@ -13,8 +13,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).parents[2]
-SHARED = ROOT.parent / "shared"
-GOLDEN_C = (SHARED / "kafka-golden/apache-kafka-pr15553-023aafc/C_mv18_3brokers"
+GOLDEN_C = (ROOT / "tests/golden/apache-kafka-pr15553-023aafc/C_mv18_3brokers"
             / "__cluster_metadata-0/00000000000000000000.log")
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 BLOCK = re.compile(r"```python\n(.*?)```", re.S)
@@ -27,7 +26,7 @@ def _blocks(doc: Path) -> list[str]:
 @pytest.mark.parametrize("doc", [d for d in DOCS if _blocks(d)], ids=lambda d: d.name)
 def test_snippets_run(doc, tmp_path, monkeypatch, pytester):
     if "read_log" in doc.read_text() and not GOLDEN_C.exists():
-        pytest.skip("shared/kafka-golden is not beside the clone")
+        pytest.skip("tests/golden is missing")
     if GOLDEN_C.exists():
         (tmp_path / "__cluster_metadata-0").mkdir()
         shutil.copy(GOLDEN_C, tmp_path / "__cluster_metadata-0" / GOLDEN_C.name)

@@ -10,13 +10,12 @@ from kraft_testkit.protocol import messages as M
 from kraft_testkit.protocol.log import read_log
 from kraft_testkit.protocol.uuid import Uuid
 
-SHARED = Path(__file__).parents[2].parent / "shared"
-GOLDEN = SHARED / "kafka-golden" / "apache-kafka-pr15553-023aafc"
+GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "apache-kafka-pr15553-023aafc"
 MV_RECORD = "metadata.version"
 
 
 def golden_log(folder: str, *, prerelease: bool = False):
-    """The decoded batches of a golden log, or a clean skip when the shared folder is absent."""
+    """The decoded batches of a golden log, or a clean skip when tests/golden is absent."""
     path = GOLDEN / folder / "__cluster_metadata-0" / "00000000000000000000.log"
     if not path.exists():
         pytest.skip(f"golden log not available: {path}")

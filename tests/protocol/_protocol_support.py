@@ -21,8 +21,7 @@ from kraft_testkit.protocol.uuid import Uuid
 
 # ------------------------------------------------------------------ golden files
 
-SHARED = Path(__file__).resolve().parents[2].parent / "shared"
-GOLDEN = SHARED / "kafka-golden" / "apache-kafka-pr15553-023aafc"
+GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "apache-kafka-pr15553-023aafc"
 FOLDERS = {
     "A": GOLDEN / "A_mv16_3brokers",
     "B": GOLDEN / "B_mv18_3brokers_restart",
@@ -33,7 +32,7 @@ DECODED_JSON = "decoded-00000000000000000000.log.json"
 
 requires_golden = pytest.mark.skipif(
     not (GOLDEN / "B_mv18_3brokers_restart" / SEGMENT).is_file(),
-    reason=f"golden Kafka logs not found at {GOLDEN} (CI keeps shared/ beside the clone)",
+    reason=f"golden Kafka logs not found at {GOLDEN} (they ship in tests/golden)",
 )
 
 

@@ -47,8 +47,8 @@ from kraft_testkit.protocol.records import (
 )
 from kraft_testkit.protocol.uuid import Uuid
 
-SHARED = Path(__file__).parents[2].parent / "shared"
-GOLDEN_LOGS = sorted((SHARED / "kafka-golden").glob("**/__cluster_metadata-0/00000000000000000000.log"))
+GOLDEN_ROOT = Path(__file__).resolve().parents[1] / "golden"
+GOLDEN_LOGS = sorted(GOLDEN_ROOT.glob("**/__cluster_metadata-0/00000000000000000000.log"))
 
 EXAMPLES = settings(
     max_examples=20,
@@ -310,7 +310,7 @@ def test_kio_batches_decode_in_ours(new):
 # ---------------------------------------------------------------- golden logs
 
 
-@pytest.mark.skipif(not GOLDEN_LOGS, reason=f"no golden logs under {SHARED / 'kafka-golden'}")
+@pytest.mark.skipif(not GOLDEN_LOGS, reason=f"no golden logs under {GOLDEN_ROOT}")
 @pytest.mark.parametrize("path", GOLDEN_LOGS, ids=[p.parents[1].name for p in GOLDEN_LOGS])
 def test_golden_log_in_kio(path):
     """Kafka-written segments: kio and we see the same batches, records and control records."""

@@ -17,7 +17,7 @@ from kraft_testkit.raft.state import ElectionState, decode_quorum_state, encode_
 from kraft_testkit.sim import MemoryDisk
 from kraft_testkit.sim.node import Delete, Replace, Truncate
 
-GOLDEN = "/work/shared/kafka-golden/apache-kafka-pr15553-023aafc"
+GOLDEN = str(Path(__file__).resolve().parents[1] / "golden" / "apache-kafka-pr15553-023aafc")
 
 
 def build(epochs: list[int], start: int = 0) -> tuple[RaftLog, MemoryDisk]:
