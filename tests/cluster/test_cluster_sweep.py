@@ -150,21 +150,21 @@ def test_fault_mix_then_convergence(seed):
     run_sweep(seed, steps=4)
 
 
-@pytest.mark.slow
+@pytest.mark.sweep
 @pytest.mark.parametrize("seed", range(6, 46))
 def test_fault_mix_then_convergence_sweep(seed):
     run_sweep(seed, steps=6)
 
 
 
-@pytest.mark.slow
+@pytest.mark.sweep
 @pytest.mark.parametrize("seed", range(100, 110))
 def test_fault_mix_with_the_seeds_timeouts_and_snapshots(seed):
     run_sweep(seed, steps=8, seed_defaults=True,
               configs={"metadata.log.max.record.bytes.between.snapshots": 3_000})
 
 
-@pytest.mark.slow
+@pytest.mark.sweep
 @pytest.mark.parametrize("seed", range(200, 210))
 def test_fault_mix_with_five_controllers(seed):
     run_sweep(seed, steps=8, controllers=5, brokers=5)

@@ -39,7 +39,7 @@ def test_random_fault_schedules(seed, voters):
     assert result.faults > 10 and result.commits > 0
 
 
-@pytest.mark.slow
+@pytest.mark.sweep
 @pytest.mark.parametrize("seed", range(100, 130))
 def test_random_fault_schedules_long(seed):
     result = run_seed(seed, voters=5, minutes=10)

@@ -21,7 +21,7 @@ SLOW = 60
 
 def seeds(fast: int = FAST, slow: int = SLOW) -> list:
     return [pytest.param(s, id=f"seed{s}") for s in range(fast)] + [
-        pytest.param(s, id=f"seed{s}", marks=pytest.mark.slow) for s in range(fast, fast + slow)]
+        pytest.param(s, id=f"seed{s}", marks=pytest.mark.sweep) for s in range(fast, fast + slow)]
 
 
 def elected(q: Quorum) -> bool:
