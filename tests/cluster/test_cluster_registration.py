@@ -309,13 +309,12 @@ def test_new_active_controller_gives_every_broker_a_fresh_lease(seed):
     c.run_until(lambda c: c.active_controller not in (None, old), 20_000)
     activated = heartbeat_manager(c).activated_at_ms
     assert activated >= killed_at
-    # not fenced before a full session timeout after the new activation
+    # no broker is fenced before a full session timeout after the new activation (a broker
+    # that has not found the new controller yet, as an observer may take a while to, included)
     c.run_for(activated + SESSION_MS - c.now_ms)
-    assert not c.broker_state(b).fenced
+    assert not any(c.broker_state(o).fenced for o in c.broker_ids)
     t_fenced = fenced_at(c, b)
     assert activated + SESSION_MS + 1 <= t_fenced <= activated + SESSION_MS + 1 + COMMIT_SLACK_MS
-    # the brokers that could talk to it were never fenced
-    assert not any(c.broker_state(o).fenced for o in c.broker_ids if o != b)
     assert led_by(c.metadata, b) == []
 
 
