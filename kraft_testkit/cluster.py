@@ -143,6 +143,12 @@ class Cluster(SimulationFacade, AdminOperations):
 
     DEFAULT_TIMEOUT_MS = 30_000
 
+    def __new__(cls, *args: Any, **kwargs: Any) -> "Cluster":
+        from .cluster_args import check_cluster_arguments
+
+        check_cluster_arguments(cls.__init__, args, kwargs)  # one ConfigError per bad argument
+        return super().__new__(cls)
+
     def __init__(self, controllers: int = 3, brokers: int = 3, *, seed: int = 0,
                  storage: str = "memory", data_dir: str | os.PathLike | None = None,
                  configs: Mapping[str, object] | None = None, seed_defaults: bool = False,
@@ -224,6 +230,12 @@ class Cluster(SimulationFacade, AdminOperations):
             return None
         role = "combined" if len(self.roles[node]) == 2 else self.roles[node][0]
         return DirectoryDisk(os.path.join(self.data_dir, f"{role}-{node}"))
+
+    def __repr__(self) -> str:
+        active = self.active_controller
+        return (f"<Cluster seed={self.seed} controllers={self.controller_ids} "
+                f"brokers={self.broker_ids} active={None if active is None else active.id} "
+                f"now={self.now_ms} ms storage={self.storage}; replay: {self.sim.replay_hint}>")
 
     # ------------------------------------------------------------- looking
 
@@ -488,13 +500,13 @@ class ClusterFaults:
 
     def kill(self, node: NodeHandle | int) -> None:
         """Crash: what was not fsynced is lost."""
-        self._sim.kill(node_id(node))
+        self._sim.kill(self._c.node(node).id)
 
     def start(self, node: NodeHandle | int) -> None:
-        self._sim.start(node_id(node))
+        self._sim.start(self._c.node(node).id)
 
     def restart(self, node: NodeHandle | int, *, graceful: bool = False) -> None:
-        nid = node_id(node)
+        nid = self._c.node(node).id
         if graceful and self._sim.process(nid).up:
             self.stop(nid)
         self._sim.restart(nid)
@@ -502,7 +514,7 @@ class ClusterFaults:
     def stop(self, node: NodeHandle | int, *, timeout_ms: int = 30_000) -> None:
         """Graceful stop. A broker shuts down in a controlled way (leaders move first) when an
         active controller answers within ``timeout_ms``; a leading controller resigns first."""
-        nid = node_id(node)
+        nid = self._c.node(node).id
         process = self._sim.process(nid)
         if process.up and process.state.value == "running":
             machine = process.machine
@@ -514,14 +526,14 @@ class ClusterFaults:
             self._sim.stop(nid)
 
     def pause(self, node: NodeHandle | int) -> None:
-        self._sim.pause(node_id(node))
+        self._sim.pause(self._c.node(node).id)
 
     def resume(self, node: NodeHandle | int) -> None:
-        self._sim.resume(node_id(node))
+        self._sim.resume(self._c.node(node).id)
 
     def wipe_disk(self, node: NodeHandle | int, *, start: bool = True) -> None:
         """Kill the node if it runs, give it an empty disk, and (by default) start it again."""
-        nid = node_id(node)
+        nid = self._c.node(node).id
         if self._sim.process(nid).up:
             self._sim.kill(nid)
         self._sim.wipe(nid)
@@ -529,7 +541,7 @@ class ClusterFaults:
             self._sim.start(nid)
 
     def skew(self, node: NodeHandle | int, skew_ms: int) -> None:
-        self._sim.set_skew(node_id(node), skew_ms)
+        self._sim.set_skew(self._c.node(node).id, skew_ms)
 
 
 class ClusterNetwork(NetworkControl):

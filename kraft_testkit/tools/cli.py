@@ -23,6 +23,16 @@ def at_least(low: int):
     return parse
 
 
+def _has_module(name: str) -> bool:
+    """Whether ``name`` can be imported (checked before a long run that would need it)."""
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):  # a module set to None in sys.modules, or no spec
+        return False
+
+
 def _dump_log(args: argparse.Namespace) -> int:
     from .dump_log import dump_file
 
@@ -48,6 +58,10 @@ def _demo(args: argparse.Namespace) -> int:
 
     from .demo import run_demo
 
+    if args.plot is not None and not _has_module("matplotlib"):
+        print("kraft-testkit demo: --plot needs matplotlib, which is not installed; install it "
+              "with: pip install 'kraft-testkit[plot]' (or pip install matplotlib)", file=sys.stderr)
+        return 2
     seed = args.seed
     if seed is None:
         import secrets
@@ -102,6 +116,11 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
+    except KraftError as e:  # expected failures: one line (seed and replay when there is one)
+        sys.stdout.flush()
+        print(f"kraft-testkit {args.command}: "
+              f"{getattr(e, 'summary', None) or str(e).splitlines()[0]}", file=sys.stderr)
+        return 1
     except BrokenPipeError:
         return 0
     except KeyboardInterrupt:
