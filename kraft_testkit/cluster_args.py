@@ -29,7 +29,7 @@ _CHECKS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "controllers": (lambda v: _is_int(v, 1), "an int >= 1"),
     "brokers": (lambda v: _is_int(v, 0), "an int >= 0"),
     "seed": (lambda v: _is_int(v, 0), "an int >= 0"),
-    "storage": (lambda v: v in ("memory", "tmpdir"), "one of 'memory', 'tmpdir'"),
+    "storage": (lambda v: v in ("memory", "tmpdir"), "one of memory, tmpdir"),
     "data_dir": (lambda v: v is None or isinstance(v, (str, os.PathLike)),
                  "a path (str or os.PathLike) or None"),
     "configs": (lambda v: v is None or isinstance(v, Mapping),

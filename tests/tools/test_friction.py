@@ -36,7 +36,7 @@ def test_demo_runs_with_one_or_two_controllers(controllers):
     ({"seed": True}, ["seed=True", "an int >= 0"]),
     ({"bogus": 1}, ["unknown argument(s) bogus", "allowed: controllers, brokers, seed"]),
     ({"wire": "yes"}, ["wire='yes'", "True or False"]),
-    ({"storage": "disk"}, ["storage='disk'", "'memory', 'tmpdir'"]),
+    ({"storage": "disk"}, ["storage='disk'", "one of memory, tmpdir"]),
     ({"controllers": 0}, ["controllers=0", "an int >= 1"]),
     ({"racks": "abc"}, ["racks='abc'", "a list of rack names"]),
 ])
