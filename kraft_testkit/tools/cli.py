@@ -34,23 +34,10 @@ def _has_module(name: str) -> bool:
 
 
 def _dump_log(args: argparse.Namespace) -> int:
-    from .dump_log import dump_file
+    from .dump_log import dump_paths
 
-    status = 0
-    for path in args.paths:
-        try:
-            dump_file(path, sys.stdout, decode=args.cluster_metadata_decoder,
+    return dump_paths(args.paths, sys.stdout, sys.stderr, decode=args.cluster_metadata_decoder,
                       skip_record_metadata=args.skip_record_metadata, prerelease=args.prerelease)
-        except KraftError as e:
-            sys.stdout.flush()
-            print(f"kraft-testkit dump-log: {path}: {e}", file=sys.stderr)
-            status = 1
-        except BrokenPipeError:
-            raise
-        except OSError as e:
-            print(f"kraft-testkit dump-log: {path}: {e.strerror or e}", file=sys.stderr)
-            status = 1
-    return status
 
 
 def _demo(args: argparse.Namespace) -> int:
@@ -109,6 +96,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     from .simulate import add_parser as add_simulate
     add_simulate(sub)
+    from .operator_cli import add_parsers as add_operator_tools  # storage, cluster, shell
+    add_operator_tools(sub)
     return parser
 
 
