@@ -1,7 +1,7 @@
 """Load the metadata image a data directory (or one file) holds, as Kafka's metadata shell does.
 
-The newest snapshot that reads cleanly (``<offset>-<epoch>.checkpoint``) is replayed first, then
-the log segments' batches after it. The shell reads what the files hold, committed or not (the
+The newest snapshot (``<offset>-<epoch>.checkpoint``) is replayed first, then the log segments'
+batches after it; a damaged snapshot is an error (never silently replaced by an older state). The shell reads what the files hold, committed or not (the
 high watermark is not stored on disk); a torn tail (a crash cut the last batch) is skipped, as a
 restarting node skips it. Anything else that does not decode is a :class:`KraftError` naming
 the file and the byte offset.
@@ -76,11 +76,9 @@ def load_image(path: str | os.PathLike, *, prerelease: bool = False) -> LoadedIm
     snapshots = sorted((f for f in directory.iterdir() if _SNAPSHOT.match(f.name)),
                        key=lambda f: f.name, reverse=True)
     image, start, files, used = MetadataImage.EMPTY, 0, [], None
-    for snap in snapshots:
-        try:
-            image = _replay_file(snap, MetadataImage.EMPTY, 0, prerelease)
-        except MetadataLoadError:
-            continue  # a damaged snapshot: an older one (or the log) still holds the state
+    for snap in snapshots[:1]:  # a damaged newest snapshot is an error, never skipped: the
+        # log may have been cleaned up to it, and an older state would pass for the current one
+        image = _replay_file(snap, MetadataImage.EMPTY, 0, prerelease)
         start, used = int(snap.name[:20]), snap.name
         files.append(snap)
         image = image.with_provenance((start - 1, int(snap.name[21:31])))

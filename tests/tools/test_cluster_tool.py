@@ -112,3 +112,12 @@ def test_unregister_unknown_broker_is_kafkas_error():
 
     with pytest.raises(KafkaApiError, match="BROKER_ID_NOT_REGISTERED"):
         T.unregister(Cluster(1, 1, seed=2), 9)
+
+
+def test_quorum_state_from_the_future_names_the_file(tmp_path):
+    d = tmp_path / "__cluster_metadata-0"
+    d.mkdir()
+    (d / "quorum-state").write_text('{"leaderId":1,"leaderEpoch":3,"votedId":-1,'
+                                    '"data_version":7}')
+    with pytest.raises(T.ClusterToolError, match=r"quorum-state: .*data_version 7 is unknown"):
+        T.read_directory(tmp_path)

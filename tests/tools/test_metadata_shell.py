@@ -123,3 +123,24 @@ def test_shell_on_an_image_in_memory():
     c = Cluster(1, 2, seed=3)
     shell = MetadataShell.of_image(c.metadata)
     assert shell.run("ls /brokers").split() == ["0", "1"]
+
+
+def test_a_snapshot_with_a_bad_crc_is_named_not_skipped(tmp_path):
+    from kraft_testkit.protocol.frames import encode_record
+    from kraft_testkit.raft.snapshot import encode_snapshot, file_name
+
+    c = Cluster(1, 2, seed=8)
+    records = [encode_record(r) for r in c.metadata.write()]
+    d = tmp_path / "__cluster_metadata-0"
+    d.mkdir()
+    snap = encode_snapshot(40, 1, records, 1_000).data
+    (d / file_name(40, 1)).write_bytes(snap)
+    shell = MetadataShell.open(str(tmp_path))
+    assert shell.run("ls /brokers").split() == ["0", "1"]
+    assert shell.run("cat /image/provenance") == "offset 39, epoch 1\n"
+    bad = bytearray(snap)
+    bad[len(bad) // 2] ^= 0xFF
+    (d / file_name(40, 1)).write_bytes(bytes(bad))
+    with pytest.raises(MetadataLoadError, match=r"00000000000000000040-0000000001\.checkpoint: "
+                                                r".*CRC mismatch"):
+        MetadataShell.open(str(tmp_path))
