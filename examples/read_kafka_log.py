@@ -1,6 +1,6 @@
 """Read a metadata log written by Apache Kafka and summarise it.
 
-    python examples/read_kafka_log.py [--prerelease] PATH/__cluster_metadata-0/00000000000000000000.log
+    python examples/read_kafka_log.py [--prerelease] DIR/__cluster_metadata-0/00000000000000000000.log
 
 ``--prerelease`` reads the record shapes Kafka's trunk wrote for a few weeks in late 2023.
 """
@@ -33,7 +33,8 @@ def main(path: str, prerelease: bool = False) -> None:
 def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="read_kafka_log.py", description="Summarise a metadata log written by Kafka.")
-    parser.add_argument("path", help="a log segment, e.g. __cluster_metadata-0/00000000000000000000.log")
+    parser.add_argument("path", help="a log segment, e.g. "
+                                     "__cluster_metadata-0/00000000000000000000.log")
     parser.add_argument("--prerelease", action="store_true",
                         help="read the record shapes of Kafka trunk, late 2023")
     return parser.parse_args(argv)

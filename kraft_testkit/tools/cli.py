@@ -47,7 +47,8 @@ def _demo(args: argparse.Namespace) -> int:
 
     if args.plot is not None and not _has_module("matplotlib"):
         print("kraft-testkit demo: --plot needs matplotlib, which is not installed; install it "
-              "with: pip install 'kraft-testkit[plot]' (or pip install matplotlib)", file=sys.stderr)
+              "with: pip install 'kraft-testkit[plot]' (or pip install matplotlib)",
+              file=sys.stderr)
         return 2
     seed = args.seed
     if seed is None:

@@ -75,7 +75,8 @@ def node_directories(path: str | os.PathLike) -> list[Path]:
     directory, or its children that hold a meta.properties or a metadata log)."""
     root = Path(path)
     if not root.is_dir():
-        raise ClusterToolError(f"{root}: {'not a directory' if root.exists() else 'does not exist'}")
+        what = "not a directory" if root.exists() else "does not exist"
+        raise ClusterToolError(f"{root}: {what}")
     if root.name == METADATA_DIR:
         return [root.parent]
 

@@ -1,8 +1,9 @@
 """Load the metadata image a data directory (or one file) holds, as Kafka's metadata shell does.
 
 The newest snapshot (``<offset>-<epoch>.checkpoint``) is replayed first, then the log segments'
-batches after it; a damaged snapshot is an error (never silently replaced by an older state). The shell reads what the files hold, committed or not (the
-high watermark is not stored on disk); a torn tail (a crash cut the last batch) is skipped, as a
+batches after it; a damaged snapshot is an error (never silently replaced by an older state).
+The shell reads what the files hold, committed or not (the high watermark is not stored on
+disk); a torn tail (a crash cut the last batch) is skipped, as a
 restarting node skips it. Anything else that does not decode is a :class:`KraftError` naming
 the file and the byte offset.
 """

@@ -23,7 +23,7 @@ import shlex
 import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import TextIO, Union
+from typing import TextIO
 
 from .. import __version__
 from ..metadata import MetadataImage
@@ -40,17 +40,17 @@ class Leaf:
 class Dir:
     """A directory whose children are built when first listed."""
 
-    def __init__(self, make: Callable[[], dict[str, "Node"]]) -> None:
+    def __init__(self, make: Callable[[], dict[str, Node]]) -> None:
         self._make = make
         self._children: dict[str, Node] | None = None
 
-    def children(self) -> dict[str, "Node"]:
+    def children(self) -> dict[str, Node]:
         if self._children is None:
             self._children = self._make()
         return self._children
 
 
-Node = Union[Leaf, Dir]
+Node = Leaf | Dir
 
 
 def _json(obj: object) -> str:
@@ -72,7 +72,8 @@ def image_tree(image: MetadataImage, source: str = "", snapshot: str | None = No
     return _fixed({
         "image": Dir(lambda: _image_node(image)),
         "local": _fixed(local),
-        "brokers": Dir(lambda: {str(i): _legacy_broker(b) for i, b in image.cluster.brokers.items()}),
+        "brokers": Dir(lambda: {str(i): _legacy_broker(b)
+                                for i, b in image.cluster.brokers.items()}),
         "controllers": Dir(lambda: {str(i): _fixed({"registration": Leaf(_json(c.to_dict()))})
                                     for i, c in image.cluster.controllers.items()}),
         "topics": Dir(lambda: {t.name: _legacy_topic(t) for t in _topics(image)}),

@@ -27,9 +27,12 @@ from ..protocol import messages as M
 from ..protocol.frames import encode_control, encode_record
 from ..protocol.records import RecordBatch, encode_batch
 from ..protocol.uuid import Uuid
-from ..raft.snapshot import encode_snapshot, file_name as snapshot_file_name
+from ..raft.snapshot import encode_snapshot
+from ..raft.snapshot import file_name as snapshot_file_name
 from ..storage.meta_properties import (
     FILE_NAME as META_PROPERTIES,
+)
+from ..storage.meta_properties import (
     MetaProperties,
     MetaPropertiesError,
     parse_properties,
@@ -274,8 +277,8 @@ def format_storage(node: NodeStorage, cluster_id: str, *, release_version: str |
             snap_dir = path / METADATA_DIR
             snap_dir.mkdir(exist_ok=True)
             _write_atomically(snap_dir / snapshot_file_name(0, 0),
-                              voters_snapshot(voters, levels[KRAFT_VERSION], node.controller_listener,
-                                              stamp))
+                              voters_snapshot(voters, levels[KRAFT_VERSION],
+                                              node.controller_listener, stamp))
         write_meta_properties(path, MetaProperties(cluster_id, node.node_id, dir_id))
         result.formatted[directory] = dir_id
     return result
@@ -293,8 +296,9 @@ def _feature_levels(release_version: str | int | None, features: dict[str, int],
     except KraftError as e:
         raise StorageToolError(f"--release-version: {e}") from None
     if mv.level < V.MINIMUM_BOOTSTRAP_VERSION:
+        minimum = V.get(V.MINIMUM_BOOTSTRAP_VERSION).name
         raise StorageToolError(f"{V.FEATURE_NAME} {mv.name} is too old to bootstrap a KRaft "
-                               f"cluster (the minimum is {V.get(V.MINIMUM_BOOTSTRAP_VERSION).name})")
+                               f"cluster (the minimum is {minimum})")
     for name, level in features.items():
         if name not in SUPPORTED_FEATURES:
             raise StorageToolError(f"Unsupported feature: {name}. Supported features are: "
@@ -407,7 +411,8 @@ def storage_info(directories: Sequence[str | os.PathLike]) -> StorageInfo:
     for directory in info.directories:
         path = Path(directory)
         if not path.is_dir():
-            info.problems.append(f"{directory} {'is not a directory' if path.exists() else 'does not exist'}")
+            what = "is not a directory" if path.exists() else "does not exist"
+            info.problems.append(f"{directory} {what}")
             continue
         info.found.append(directory)
         if not (path / META_PROPERTIES).exists():

@@ -23,8 +23,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="where simulated nodes keep their logs: memory, or Kafka's on-disk "
                          "layout under a tmp dir")
     group.addoption("--kraft-trace", action="store_true",
-                    help="for every failing test, print the last 40 simulator events (instead of 12) "
-                         "in its 'kraft_testkit' report section, with the seed and replay line")
+                    help="for every failing test, print the last 40 simulator events (instead "
+                         "of 12) in its 'kraft_testkit' report section, with the seed and "
+                         "replay line")
 
 
 def pytest_configure(config: pytest.Config) -> None:

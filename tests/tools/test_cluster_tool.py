@@ -58,8 +58,8 @@ def test_describe_quorum_of_a_running_cluster(tmp_cluster):
     assert all(r.directory_id == tmp_cluster.directory_ids[r.node_id]
                for r in d.voters + d.observers)
     text = d.status_text()
-    assert re.search(rf"^LeaderId:\s+{d.leader_id}$", text, re.M)
-    assert re.search(rf"^HighWatermark:\s+{d.high_watermark}$", text, re.M)
+    assert re.search(rf"^LeaderId:\s+{d.leader_id}$", text, re.MULTILINE)
+    assert re.search(rf"^HighWatermark:\s+{d.high_watermark}$", text, re.MULTILINE)
     assert f'{{"id": 1000, "directoryId": "{tmp_cluster.directory_ids[1000]}"' in text
     rows = d.replication_text().splitlines()
     assert rows[0].split() == ["NodeId", "DirectoryId", "LogEndOffset", "Lag",
@@ -75,7 +75,7 @@ def test_describe_quorum_from_files_agrees_with_the_cluster(tmp_cluster):
     assert [r.directory_id for r in files.observers] == [r.directory_id for r in live.observers]
     # the files hold at least what was committed (they may hold more: the tail not yet committed)
     assert files.high_watermark >= live.high_watermark > 0
-    assert re.search(r"^MaxFollowerLagTimeMs:\s+-1$", files.status_text(), re.M)
+    assert re.search(r"^MaxFollowerLagTimeMs:\s+-1$", files.status_text(), re.MULTILINE)
 
 
 def test_describe_quorum_of_kafkas_directory():
@@ -99,7 +99,7 @@ def test_cli_against_a_directory_and_a_demo_cluster(tmp_cluster, capsys):
     assert main(["cluster", "describe-quorum", "-d", tmp_cluster.data_dir, "--replication"]) == 0
     assert "Leader" in capsys.readouterr().out
     assert main(["cluster", "describe-quorum", "--demo", "3"]) == 0
-    assert re.search(r"^LeaderEpoch:\s+\d+$", capsys.readouterr().out, re.M)
+    assert re.search(r"^LeaderEpoch:\s+\d+$", capsys.readouterr().out, re.MULTILINE)
     assert main(["cluster", "unregister", "--demo", "3", "--id", "1"]) == 0
     assert capsys.readouterr().out == "Broker 1 is no longer registered.\n"
     assert main(["cluster", "unregister", "-d", tmp_cluster.data_dir, "--id", "1"]) == 1

@@ -27,14 +27,15 @@ def test_bad_paths_are_named_and_the_others_still_dump(tmp_path):
     assert status == 1
     lines = err.getvalue().splitlines()
     assert lines == [
-        f"kraft-testkit dump-log: {empty}: empty file (0 bytes): no record batch at byte position 0",
+        (f"kraft-testkit dump-log: {empty}: empty file (0 bytes): no record batch at byte "
+         f"position 0"),
         f"kraft-testkit dump-log: {missing}: No such file or directory",
-        f"kraft-testkit dump-log: {crc}: record batch CRC mismatch: stored 3658884754, computed "
-        f"3089708970 (field crc, byte offset 253) in the batch at byte position 236, after log "
-        f"offset 4",
-        f"kraft-testkit dump-log: {torn}: record batch of 72 bytes is truncated (62 bytes left) "
-        f"(field batchLength, byte offset 2012) in the batch at byte position 2004, after log "
-        f"offset 22",
+        (f"kraft-testkit dump-log: {crc}: record batch CRC mismatch: stored 3658884754, computed "
+         f"3089708970 (field crc, byte offset 253) in the batch at byte position 236, after log "
+         f"offset 4"),
+        (f"kraft-testkit dump-log: {torn}: record batch of 72 bytes is truncated (62 bytes left) "
+         f"(field batchLength, byte offset 2012) in the batch at byte position 2004, after log "
+         f"offset 22"),
     ]
     text = out.getvalue()
     assert text.count(f"Dumping {SEGMENT}") == 1

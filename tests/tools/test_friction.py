@@ -40,7 +40,7 @@ def test_demo_runs_with_one_or_two_controllers(controllers):
     ({"controllers": 0}, ["controllers=0", "an int >= 1"]),
     ({"racks": "abc"}, ["racks='abc'", "a list of rack names"]),
 ])
-def test_bad_cluster_arguments_are_one_config_error_naming_argument_value_and_allowed(kwargs, names):
+def test_bad_cluster_arguments_are_one_config_error_naming_the_value_and_allowed(kwargs, names):
     with pytest.raises(ConfigError) as info:
         Cluster(**kwargs)
     for name in names:
@@ -64,7 +64,8 @@ def test_factory_bad_keyword_is_a_config_error(pytester):
         from kraft_testkit import ConfigError
 
         def test_x(kraft_cluster_factory):
-            with pytest.raises(ConfigError, match="kraft_cluster_factory: unknown argument.s. brokerz"):
+            with pytest.raises(ConfigError,
+                               match="kraft_cluster_factory: unknown argument.s. brokerz"):
                 kraft_cluster_factory(brokerz=3)
     """)
     pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=1)
@@ -120,7 +121,7 @@ def test_quorum_cluster_and_fleet_are_one_cluster(pytester):
 # ------------------------------------------------------------- demo --plot without matplotlib
 
 def test_plot_without_matplotlib_is_refused_before_the_drill(monkeypatch, capsys):
-    import kraft_testkit.tools.demo as demo
+    from kraft_testkit.tools import demo
 
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib now fails
     monkeypatch.setattr(demo, "run_demo", lambda *a, **k: pytest.fail("the drill ran"))
@@ -185,7 +186,7 @@ def test_no_progress_is_one_line_in_pytest(pytester):
 
 def test_cli_expected_failure_is_one_line(monkeypatch, capsys):
     from kraft_testkit.sim.errors import NoProgress
-    import kraft_testkit.tools.demo as demo
+    from kraft_testkit.tools import demo
 
     def fails(*a, **k):
         raise NoProgress("broker 1 never fenced", seed=4, now_ms=30_000,
@@ -233,7 +234,7 @@ def test_golden_tests_need_nothing_outside_the_repo():
 ])
 def test_read_kafka_log_example_bad_arguments_have_no_traceback(args, code, says):
     proc = subprocess.run([sys.executable, str(ROOT / "examples/read_kafka_log.py"), *args],
-                          capture_output=True, text=True, timeout=60)
+                          capture_output=True, text=True, timeout=60, check=False)
     assert proc.returncode == code and says in proc.stderr
     assert "Traceback" not in proc.stderr
 
@@ -241,9 +242,10 @@ def test_read_kafka_log_example_bad_arguments_have_no_traceback(args, code, says
 # ------------------------------------------------------------- doc drift
 
 def test_no_pointer_to_design_notes_outside_the_repo():
-    hits = [p.name for p in [*ROOT.glob("*.md"), *(ROOT / "docs").glob("*.md"),
-                             *(ROOT / "kraft_testkit").rglob("*.py"), *(ROOT / "tests").rglob("*.py")]
-            if re.search(r"DESIGN(\.md)? ?(§|section)", p.read_text()) and p.name != "test_friction.py"]
+    files = [*ROOT.glob("*.md"), *(ROOT / "docs").glob("*.md"),
+             *(ROOT / "kraft_testkit").rglob("*.py"), *(ROOT / "tests").rglob("*.py")]
+    hits = [p.name for p in files if p.name != "test_friction.py"
+            and re.search(r"DESIGN(\.md)? ?(§|section)", p.read_text())]
     assert hits == []
 
 
@@ -253,8 +255,8 @@ def test_readme_demo_time_matches_what_is_measured():
 
 
 def test_kraft_trace_help_says_what_it_writes(pytester):
-    out = pytester.runpytest("--help").stdout.str()
-    assert re.search(r"--kraft-trace\s+for every failing test, print the last 40", out)
+    out = " ".join(pytester.runpytest("--help").stdout.str().split())
+    assert "--kraft-trace for every failing test, print the last 40 simulator events" in out
 
 
 def test_example_states_the_lease_kafka_uses():

@@ -2,6 +2,7 @@
 
 import io
 import json
+from pathlib import Path
 
 import pytest
 from _golden import GOLDEN
@@ -108,8 +109,8 @@ def test_one_file_and_a_snapshot_file(written, tmp_path):
 def test_torn_tail_is_skipped_but_a_bad_crc_is_named(written, tmp_path):
     seg = tmp_path / "__cluster_metadata-0" / "00000000000000000000.log"
     seg.parent.mkdir()
-    data = open(f"{written.data_dir}/controller-1000/__cluster_metadata-0/"
-                "00000000000000000000.log", "rb").read()
+    data = (Path(written.data_dir) / "controller-1000" / "__cluster_metadata-0" /
+            "00000000000000000000.log").read_bytes()
     seg.write_bytes(data[:-5])  # a crash cut the last batch
     assert MetadataShell.open(str(tmp_path)).run("ls /topics") == "orders\n"
     bad = bytearray(data)

@@ -4,6 +4,7 @@ import io
 import random
 
 import pytest
+from _golden import GOLDEN
 
 from kraft_testkit.protocol.log import read_log
 from kraft_testkit.protocol.uuid import Uuid
@@ -23,8 +24,6 @@ from kraft_testkit.tools.storage_tool import (
     random_uuid,
     storage_info,
 )
-
-from _golden import GOLDEN
 
 CLUSTER = "MkU3OEVBNTcwNTJENDM2Qk"
 
@@ -100,8 +99,8 @@ def test_observer_formatted_with_initial_controllers_is_a_dynamic_non_voter(tmp_
     ({"cluster_id": "not a uuid"}, "does not appear to be a valid UUID"),
     ({"release_version": "2.8"}, "--release-version: no released metadata.version '2.8'"),
     ({"release_version": "3.2"}, "too old to bootstrap"),
-    ({"features": {"group.version": 1}}, "Unsupported feature: group.version. Supported "
-                                         "features are: kraft.version, metadata.version"),
+    ({"features": {"group.version": 1}},
+     "Unsupported feature: group.version. Supported features are: kraft.version, metadata.version"),
     ({"features": {"kraft.version": 1}}, "Cannot set kraft.version to 1 unless"),
     ({"features": {"kraft.version": 0}, "standalone": True}, "Cannot set kraft.version to 0"),
     ({"features": {"metadata.version": 18}, "release_version": "3.7"}, "Use --release-version"),
@@ -143,7 +142,8 @@ def test_formatted_directory_is_refused_then_skipped_with_ignore_formatted(tmp_p
 def test_directory_of_another_cluster_is_refused_naming_the_file(tmp_path):
     format_storage(node(tmp_path, dirs=("meta",)), CLUSTER)
     other = str(random_uuid(random.Random(9)))
-    with pytest.raises(StorageToolError, match=r"meta\.properties: cluster\.id is .* another cluster"):
+    with pytest.raises(StorageToolError,
+                       match=r"meta\.properties: cluster\.id is .* another cluster"):
         format_storage(node(tmp_path), other, ignore_formatted=True)
 
 
