@@ -394,11 +394,19 @@ class MetadataShell:
             where = "" if self.loaded is None else \
                 f" on {self.loaded.source} (offset {self.loaded.image.provenance.offset})"
             out.write(f"[ kraft-testkit metadata shell{where} ] type help for the commands\n")
+        if tty:
+            try:
+                import readline  # noqa: F401  (line editing and history for input())
+            except ImportError:
+                pass
         while not self.done:
             if tty:
-                out.write(">> ")
-                out.flush()
-            line = stdin.readline()
+                try:
+                    line = input(">> ") + "\n"
+                except EOFError:
+                    break
+            else:
+                line = stdin.readline()
             if not line:
                 break
             out.write(self.run(line.strip()))
