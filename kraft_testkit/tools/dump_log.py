@@ -88,14 +88,27 @@ class DumpLogError(KraftError):
 
 def dump_paths(paths: Iterable[str], out: TextIO, err: TextIO, *, decode: bool = False,
                skip_record_metadata: bool = False, prerelease: bool = False) -> int:
-    """Dump every path in turn; a missing, empty or damaged file gets one line on ``err``
-    naming the file and where it broke, and the next path is dumped all the same.
+    """Dump every path in turn (segments, snapshots, ``.index`` and ``.timeindex`` files).
+
+    A missing, empty or damaged file, or an index that does not match its segment, gets one
+    line on ``err`` naming the file and where it broke, and the next path is dumped all the same.
 
     Returns the exit status: 0 when every file dumped cleanly, else 1.
     """
+    from .dump_index import dump_index, is_index_file
+
     status = 0
     for path in paths:
         try:
+            if is_index_file(path):
+                mismatches = dump_index(path, out)
+                if mismatches:
+                    out.flush()
+                    what = "entry does" if len(mismatches) == 1 else "entries do"
+                    err.write(f"kraft-testkit dump-log: {path}: {len(mismatches)} index {what} "
+                              f"not match the segment (see 'Mismatches in' above)\n")
+                    status = 1
+                continue
             dump_file(path, out, decode=decode, skip_record_metadata=skip_record_metadata,
                       prerelease=prerelease)
         except KraftError as e:

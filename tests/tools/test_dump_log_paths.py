@@ -51,3 +51,52 @@ def test_cli_exit_code_and_a_directory(tmp_path, capsys):
     captured = capsys.readouterr()
     assert captured.err == f"kraft-testkit dump-log: {tmp_path}: Is a directory\n"
     assert captured.out.count("baseOffset:") == 21
+
+
+def _index_files(tmp_path):
+    """A copy of segment C with an offset index and a time index entry for every third batch."""
+    import struct
+
+    from kraft_testkit.protocol.log import iter_log
+
+    seg = tmp_path / "00000000000000000000.log"
+    seg.write_bytes(SEGMENT.read_bytes())
+    batches = list(iter_log(seg.read_bytes(), decode=False))[::3]
+    index = b"".join(struct.pack(">ii", b.batch.last_offset, b.position) for b in batches)
+    times = b"".join(struct.pack(">qi", b.batch.max_timestamp, b.batch.last_offset)
+                     for b in batches)
+    (tmp_path / "00000000000000000000.index").write_bytes(index + bytes(80))  # preallocated
+    (tmp_path / "00000000000000000000.timeindex").write_bytes(times)
+    return batches
+
+
+def test_index_and_time_index_dump_like_kafka(tmp_path, capsys):
+    batches = _index_files(tmp_path)
+    assert main(["dump-log", str(tmp_path / "00000000000000000000.index"),
+                 str(tmp_path / "00000000000000000000.timeindex")]) == 0
+    out = capsys.readouterr().out.splitlines()
+    offsets = [ln for ln in out if ln.startswith("offset: ")]
+    assert offsets == [f"offset: {b.batch.last_offset} position: {b.position}" for b in batches]
+    times = [ln for ln in out if ln.startswith("timestamp: ")]
+    assert times[0] == f"timestamp: {batches[0].batch.max_timestamp} offset: " \
+                       f"{batches[0].batch.last_offset}"
+    assert len(times) == len(batches)
+
+
+def test_truncated_or_mismatched_index_is_named(tmp_path, capsys):
+    import struct
+
+    _index_files(tmp_path)
+    index = tmp_path / "00000000000000000000.index"
+    whole = index.read_bytes()
+    index.write_bytes(whole[:21])
+    assert main(["dump-log", str(index), str(SEGMENT)]) == 1
+    captured = capsys.readouterr()
+    assert captured.err == (f"kraft-testkit dump-log: {index}: corrupt index: 21 bytes is not a "
+                            "whole number of 8-byte entries (a partial entry at byte offset 16)\n")
+    assert captured.out.count("baseOffset:") == 21          # the next path was dumped
+    index.write_bytes(whole[:8] + struct.pack(">ii", 7, 99))  # points into the middle of a batch
+    assert main(["dump-log", str(index)]) == 1
+    captured = capsys.readouterr()
+    assert "Index offset: 7, log offset: -1" in captured.out
+    assert "1 index entry does not match the segment" in captured.err
