@@ -42,7 +42,7 @@ def kraft_section(item: pytest.Item) -> str | None:
     return "\n".join(lines)
 
 
-def short_replayable_failure(item: pytest.Item, call: pytest.CallInfo) -> str | None:
+def short_replayable_failure(item: pytest.Item, call: pytest.CallInfo) -> OneLineFailure | None:
     """``file:line: source`` and one line naming what did not happen, the seed and the replay,
     for a NoProgress or InvariantViolation; None for anything else (pytest's own report)."""
     if call.excinfo is None:
@@ -55,13 +55,33 @@ def short_replayable_failure(item: pytest.Item, call: pytest.CallInfo) -> str | 
     if item.config.getoption("tbstyle", "auto") in ("long", "native") or \
             item.config.getoption("fulltrace", False):
         return None
-    where = ""
+    where, path, lineno = "", str(getattr(item, "path", "")), 0
     for entry in call.excinfo.traceback:
-        if str(entry.path) == str(getattr(item, "path", "")):
+        if str(entry.path) == path:
             source = entry.statement
-            where = (f"{item.nodeid.split('::')[0]}:{entry.lineno + 1}: "
+            lineno = entry.lineno + 1
+            where = (f"{item.nodeid.split('::')[0]}:{lineno}: "
                      f"{str(source).strip().splitlines()[0] if source else ''}")
-    return "\n".join(x for x in (
+    text = "\n".join(x for x in (
         where, f"E   {error.summary}",
         "(the last events are in the 'kraft_testkit' section; --tb=long shows the traceback)")
         if x)
+    return OneLineFailure(text, error.summary, path, lineno)
+
+
+class OneLineFailure:
+    """A report's ``longrepr``: prints like pytest's own (``E`` lines in red) and gives the
+    short summary (``-ra``) its message; as a string where reports travel (xdist)."""
+
+    def __init__(self, text: str, message: str, path: str, lineno: int) -> None:
+        from types import SimpleNamespace
+
+        self.text = text
+        self.reprcrash = SimpleNamespace(path=path, lineno=lineno, message=message)
+
+    def toterminal(self, tw) -> None:
+        for line in self.text.splitlines():
+            tw.line(line, red=line.startswith("E "), bold=line.startswith("E "))
+
+    def __str__(self) -> str:
+        return self.text

@@ -180,8 +180,12 @@ def test_no_progress_is_one_line_in_pytest(pytester):
     assert "replay with Cluster(controllers=3, brokers=3, seed=" in out
     assert "sim/world.py" not in out and "facade.py" not in out  # no internal frames
     assert "replay: pytest" in out  # the kraft_testkit section is still there
+    assert "FAILED test_no_progress_is_one_line_in_pytest.py::test_waits_forever - NoProg" \
+        in out  # the -ra summary line carries the message
     long = pytester.runpytest("-p", "no:cacheprovider", "--tb=long").stdout.str()
     assert "world.py" in long
+    xdist = pytester.runpytest("-p", "no:cacheprovider", "-n", "1").stdout.str()
+    assert "E   NoProgress: no progress: <lambda> still false after 1000 ms" in xdist
 
 
 def test_cli_expected_failure_is_one_line(monkeypatch, capsys):
