@@ -4,6 +4,10 @@ Version 1 (KRaft) holds ``cluster.id``, ``node.id`` and ``directory.id``; versio
 era) has ``broker.id`` instead of ``node.id``. Kafka refuses a directory whose file lacks a key,
 has a non-numeric id, or (since KIP-858) a reserved directory id such as the all-zero uuid; so do
 we, with a :class:`MetaPropertiesError` that names the file and the key.
+
+This is the operator tools' reader and writer (it also reads version 0, for ``storage info``);
+a starting node checks its own file with ``kraft_testkit.raft.state.read_meta_properties``.
+Both raise :class:`~kraft_testkit.errors.StorageError`.
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import KraftError
+from ..errors import KraftError, StorageError
 from ..protocol.uuid import Uuid
 
 FILE_NAME = "meta.properties"
@@ -21,15 +25,21 @@ RESERVED_DIRECTORY_IDS = {Uuid(bytes(16)): "UNASSIGNED (all zero)",
                           Uuid(bytes(15) + b"\x01"): "LOST", Uuid(bytes(15) + b"\x02"): "MIGRATING"}
 
 
-class MetaPropertiesError(KraftError, ValueError):
-    """A meta.properties file that is missing, unreadable or inconsistent; names file and key."""
+class MetaPropertiesError(StorageError, ValueError):
+    """A meta.properties file that is missing, unreadable or inconsistent; names file and key.
+
+    A :class:`~kraft_testkit.errors.StorageError` like the node's own refusals (``file`` is the
+    path, ``problem`` what is wrong), with the ``key`` besides.
+    """
 
     def __init__(self, path: str | os.PathLike, problem: str, key: str | None = None) -> None:
         self.path = os.fspath(path)
         self.key = key
-        self.problem = problem
-        where = f"{self.path}" + (f", key {key!r}" if key else "")
-        super().__init__(f"{where}: {problem}")
+        StorageError.__init__(self, self.path + (f", key {key!r}" if key else ""), problem)
+        self.file = self.path
+
+    def located(self, root: str) -> MetaPropertiesError:
+        return type(self)(os.path.join(root, self.path), self.problem, self.key)
 
 
 @dataclass(frozen=True)

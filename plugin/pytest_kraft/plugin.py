@@ -33,7 +33,7 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers",
         "kraft(controllers=3, brokers=3, seed=None, storage=None, configs={...}, racks=None, "
         "metadata_version=19, combined=False, wire=True, invariants=True, seed_defaults=False, "
-        "boot=True): shape of the kraft_cluster / controller_quorum / broker_fleet fixtures "
+        "broker_self_fencing=False, boot=True): shape of the kraft_cluster / controller_quorum / broker_fleet fixtures "
         "(Kafka settings by name go in configs)")
 
 
@@ -61,7 +61,8 @@ def kraft_seed(request: pytest.FixtureRequest) -> int:
 # ------------------------------------------------------------- cluster fixtures
 
 _CLUSTER_KEYS = {"controllers", "brokers", "seed", "storage", "configs", "racks",
-                 "metadata_version", "wire", "invariants", "seed_defaults", "boot", "combined"}
+                 "metadata_version", "wire", "invariants", "seed_defaults", "boot", "combined",
+                 "broker_self_fencing"}
 
 
 def _marker_kwargs(request: pytest.FixtureRequest) -> dict:

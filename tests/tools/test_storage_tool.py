@@ -6,6 +6,7 @@ import random
 import pytest
 from _golden import GOLDEN
 
+from kraft_testkit.errors import StorageError
 from kraft_testkit.protocol.log import read_log
 from kraft_testkit.protocol.uuid import Uuid
 from kraft_testkit.raft.snapshot import decode_snapshot
@@ -247,6 +248,8 @@ def test_bad_meta_properties_name_the_file_and_the_key(tmp_path, text, key, prob
     with pytest.raises(MetaPropertiesError) as info:
         read_meta_properties(tmp_path)
     assert info.value.key == key and problem in str(info.value)
+    assert isinstance(info.value, StorageError)
+    assert info.value.file == str(tmp_path / "meta.properties")
     assert str(info.value).startswith(f"{tmp_path / 'meta.properties'}, key {key!r}: ")
 
 
