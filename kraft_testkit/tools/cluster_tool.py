@@ -6,13 +6,15 @@ target is a running :class:`~kraft_testkit.cluster.Cluster` (the CLI boots one w
 SEED``) or a data directory: a kit cluster's (``controller-1000/``, ``broker-0/``...), one
 node's, or one Kafka wrote. From files, the quorum is read from each node's ``quorum-state``,
 ``meta.properties`` and log; the high watermark is not stored on disk, so it is computed as the
-offset a majority of the voters' logs reach.
+offset a majority of the voters' logs reach. ``unregister`` on a kit cluster's data directory
+reopens the cluster on it to commit the record.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Union
@@ -160,14 +162,61 @@ def cluster_id_text(target: Target) -> str:
 
 def unregister(target: Target, broker_id: int) -> str:
     """Unregister a broker through the active controller (UnregisterBroker, KIP-631): its
-    registration leaves the metadata. Needs a running cluster: files cannot take a request."""
+    registration leaves the metadata.
+
+    On a kit cluster's data directory, the cluster is reopened on it (the broker being removed
+    stays down), the controllers commit the UnregisterBrokerRecord, and the files keep it.
+    """
     if isinstance(target, DirectoryTarget):
-        raise ClusterToolError(
-            f"{target.root}: unregister needs a running cluster (an active controller commits "
-            "the UnregisterBrokerRecord); files cannot take it. Use --demo SEED, or "
-            "cluster_tool.unregister(cluster, id) in Python")
-    target.unregister_broker(broker_id)
+        cluster = reopen_kit_cluster(target, keep_down=(broker_id,))
+        try:
+            cluster.unregister_broker(broker_id)
+            committed = cluster.metadata.offset
+            up = [b for b in cluster.broker_ids if b != broker_id]
+            cluster.run_until(  # every node's files hold the record before we stop them
+                lambda c: all(c.broker_state(b).metadata_offset >= committed for b in up) and
+                all((r := c.replica(h)) is not None and r.log.end_offset > committed
+                    for h in c.controllers), timeout_ms=60_000)
+        finally:
+            cluster.close()
+    else:
+        target.unregister_broker(broker_id)
     return f"Broker {broker_id} is no longer registered."
+
+
+_KIT_NODE = re.compile(r"^(controller|broker|combined)-(\d+)$")
+
+
+def reopen_kit_cluster(target: DirectoryTarget, *, keep_down: tuple[int, ...] = ()):
+    """A :class:`~kraft_testkit.cluster.Cluster` reopened on a kit cluster's data directory
+    (``controller-1000/``, ``broker-0/``... as ``storage="tmpdir"`` lays them out), booted
+    until a controller is active; the nodes in ``keep_down`` are not started."""
+    from ..cluster import CONTROLLER_ID_BASE, Cluster
+
+    kinds: dict[str, list[int]] = {"controller": [], "broker": [], "combined": []}
+    for node in target.nodes:
+        m = _KIT_NODE.match(node.path.name)
+        if m is None or node.path.parent != target.root:
+            raise ClusterToolError(
+                f"{target.root}: not a kit cluster's data directory ({node.path.name} is not "
+                "controller-N, broker-N or combined-N): only those can be reopened")
+        kinds[m.group(1)].append(int(m.group(2)))
+    combined = sorted(kinds["combined"])
+    controllers = combined or sorted(kinds["controller"])
+    brokers = sorted(kinds["broker"] + combined)
+    base = 0 if combined else CONTROLLER_ID_BASE
+    if not controllers or controllers != list(range(base, base + len(controllers))) or \
+            brokers != list(range(len(brokers))):
+        raise ClusterToolError(f"{target.root}: the node folders are not a kit cluster's "
+                               f"(controllers {controllers}, brokers {brokers})")
+    cluster = Cluster(len(controllers), len(brokers), storage="tmpdir", data_dir=target.root,
+                      combined=bool(combined), boot=False)
+    for n in keep_down:
+        if n not in cluster.broker_ids:
+            raise ClusterToolError(f"{target.root}: no broker {n} here; brokers {brokers}")
+        cluster.faults.kill(n)
+    cluster.run_until(lambda c: c.active_controller is not None, timeout_ms=60_000)
+    return cluster
 
 
 # ------------------------------------------------------------------ describe-quorum

@@ -1,4 +1,4 @@
-"""``dump-log`` for a segment's ``.index`` and ``.timeindex`` files, as Kafka's dump tool prints them.
+"""``dump-log`` for ``.index`` and ``.timeindex`` files, as Kafka's dump tool prints them.
 
 An offset index holds 8-byte entries (offset relative to the segment's base offset as int32,
 byte position in the ``.log`` as int32); a time index 12-byte entries (timestamp int64, relative

@@ -130,7 +130,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                                    "cluster (--demo SEED).")
     cluster = p.add_subparsers(dest="cluster_command", required=True, metavar="COMMAND")
     for name, text in (("cluster-id", "print the cluster id"),
-                       ("unregister", "unregister a broker (a running cluster only)"),
+                       ("unregister", "unregister a broker (reopens a kit cluster's directory)"),
                        ("describe-quorum", "the leader, epoch, high watermark and voters")):
         c = cluster.add_parser(name, help=text)
         where = c.add_mutually_exclusive_group(required=True)

@@ -85,12 +85,37 @@ def test_describe_quorum_of_kafkas_directory():
     assert [r.node_id for r in d.observers] == [0]   # this directory is broker 0's
 
 
-def test_unregister_on_a_running_cluster_and_refused_on_files(tmp_cluster):
+def test_unregister_on_a_running_cluster():
     c = Cluster(1, 3, seed=4)
     assert T.unregister(c, 2) == "Broker 2 is no longer registered."
     assert c.metadata.cluster.broker(2) is None
-    with pytest.raises(T.ClusterToolError, match="unregister needs a running cluster"):
-        T.unregister(T.read_directory(tmp_cluster.data_dir), 1)
+
+
+def test_unregister_on_a_directory_reopens_the_cluster_and_the_files_keep_it(tmp_path):
+    from kraft_testkit.tools.metadata_shell import MetadataShell
+
+    c = Cluster(3, 3, seed=6, storage="tmpdir", data_dir=tmp_path)
+    c.create_topic("t", 3, 2)
+    c.faults.kill(c.brokers[2])  # the broker is gone for good; the operator removes it
+    c.run_for(12_000)
+    c.close()
+    assert MetadataShell.open(str(tmp_path)).run("ls /brokers").split() == ["0", "1", "2"]
+    assert main(["cluster", "unregister", "-d", str(tmp_path), "--id", "2"]) == 0
+    for node in ("controller-1000", "controller-1001", "controller-1002", "broker-0"):
+        shell = MetadataShell.open(str(tmp_path / node))
+        assert shell.run("ls /brokers").split() == ["0", "1"], node
+    again = Cluster(3, 3, seed=1, storage="tmpdir", data_dir=tmp_path, boot=False)
+    again.faults.kill(2)
+    again.run_until(lambda c: c.active_controller is not None)
+    assert again.metadata.cluster.broker(2) is None and again.metadata.topic("t") is not None
+
+
+def test_unregister_refuses_what_cannot_be_reopened(tmp_path):
+    with pytest.raises(T.ClusterToolError, match="not a kit cluster's data directory"):
+        T.unregister(T.read_directory(GOLDEN / "C_mv18_3brokers"), 1)
+    Cluster(1, 2, seed=3, storage="tmpdir", data_dir=tmp_path).close()
+    with pytest.raises(T.ClusterToolError, match=r"no broker 7 here; brokers \[0, 1\]"):
+        T.unregister(T.read_directory(tmp_path), 7)
 
 
 def test_cli_against_a_directory_and_a_demo_cluster(tmp_cluster, capsys):
@@ -102,9 +127,10 @@ def test_cli_against_a_directory_and_a_demo_cluster(tmp_cluster, capsys):
     assert re.search(r"^LeaderEpoch:\s+\d+$", capsys.readouterr().out, re.MULTILINE)
     assert main(["cluster", "unregister", "--demo", "3", "--id", "1"]) == 0
     assert capsys.readouterr().out == "Broker 1 is no longer registered.\n"
-    assert main(["cluster", "unregister", "-d", tmp_cluster.data_dir, "--id", "1"]) == 1
+    assert main(["cluster", "cluster-id", "-d", "/no/such/dir"]) == 1
     err = capsys.readouterr().err
-    assert err.startswith("kraft-testkit cluster: ") and "Traceback" not in err
+    assert err.startswith("kraft-testkit cluster: /no/such/dir: does not exist")
+    assert "Traceback" not in err
 
 
 def test_unregister_unknown_broker_is_kafkas_error():
