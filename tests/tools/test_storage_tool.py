@@ -264,3 +264,21 @@ def test_meta_properties_round_trip_and_missing_file(tmp_path):
 def test_meta_properties_kafka_wrote_reads():
     meta = read_meta_properties(GOLDEN / "B_mv18_3brokers_restart")
     assert meta.version == 1 and meta.cluster_id == "ljAoerGESXi5val3QKEeFQ"
+
+
+def test_a_cluster_runs_on_directories_the_storage_tool_formatted(tmp_path):
+    """Format each node's folder as an operator would, then start the kit's cluster on them:
+    it takes the formatted cluster id and directory ids, as a Kafka node does."""
+    from kraft_testkit import Cluster
+
+    nodes = ((1000, "controller-1000", "controller"), (0, "broker-0", "broker"),
+             (1, "broker-1", "broker"))
+    for node_id, folder, role in nodes:
+        assert main(["storage", "format", "-t", CLUSTER, "--node-id", str(node_id),
+                     "--roles", role, "-d", str(tmp_path / folder)]) == 0
+    c = Cluster(1, 2, seed=3, storage="tmpdir", data_dir=tmp_path)
+    assert c.cluster_id == CLUSTER and c.all_brokers_running()
+    for node_id, folder, _ in nodes:
+        assert c.directory_ids[node_id] == read_meta_properties(tmp_path / folder).directory_id
+    c.create_topic("t", 2, 2)
+    assert sorted(c.metadata.cluster.brokers) == [0, 1]
