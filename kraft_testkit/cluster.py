@@ -149,6 +149,12 @@ class Cluster(SimulationFacade, AdminOperations):
 
     DEFAULT_TIMEOUT_MS = 30_000
 
+    def __new__(cls, *args: Any, **kwargs: Any) -> "Cluster":
+        from .cluster_args import check_cluster_arguments
+
+        check_cluster_arguments(cls.__init__, args, kwargs)  # one ConfigError per bad argument
+        return super().__new__(cls)
+
     def __init__(self, controllers: int = 3, brokers: int = 3, *, seed: int = 0,
                  storage: str = "memory", data_dir: str | os.PathLike | None = None,
                  configs: Mapping[str, object] | None = None, seed_defaults: bool = False,
@@ -248,6 +254,12 @@ class Cluster(SimulationFacade, AdminOperations):
         """Nodes that refused to start because their files are damaged, with the reason."""
         return {n: p.failure for n, p in self.sim.processes.items()
                 if p.state.value == "failed" and p.failure is not None}
+
+    def __repr__(self) -> str:
+        active = self.active_controller
+        return (f"<Cluster seed={self.seed} controllers={self.controller_ids} "
+                f"brokers={self.broker_ids} active={None if active is None else active.id} "
+                f"now={self.now_ms} ms storage={self.storage}; replay: {self.sim.replay_hint}>")
 
     # ------------------------------------------------------------- looking
 
@@ -512,19 +524,19 @@ class ClusterFaults:
 
     def kill(self, node: NodeHandle | int) -> None:
         """Crash: what was not fsynced is lost."""
-        self._sim.kill(node_id(node))
+        self._sim.kill(self._c.node(node).id)
 
     def start(self, node: NodeHandle | int) -> None:
         """Start a down node over its disk; :class:`StorageError` (and the node stays down)
         when its files are damaged."""
-        nid = node_id(node)
+        nid = self._c.node(node).id
         self._sim.start(nid)
         failure = self._sim.process(nid).failure
         if failure is not None:
             raise failure
 
     def restart(self, node: NodeHandle | int, *, graceful: bool = False) -> None:
-        nid = node_id(node)
+        nid = self._c.node(node).id
         if graceful and self._sim.process(nid).up:
             self.stop(nid)
         self._sim.restart(nid)
@@ -535,7 +547,7 @@ class ClusterFaults:
     def stop(self, node: NodeHandle | int, *, timeout_ms: int = 30_000) -> None:
         """Graceful stop. A broker shuts down in a controlled way (leaders move first) when an
         active controller answers within ``timeout_ms``; a leading controller resigns first."""
-        nid = node_id(node)
+        nid = self._c.node(node).id
         process = self._sim.process(nid)
         if process.up and process.state.value == "running":
             machine = process.machine
@@ -547,14 +559,14 @@ class ClusterFaults:
             self._sim.stop(nid)
 
     def pause(self, node: NodeHandle | int) -> None:
-        self._sim.pause(node_id(node))
+        self._sim.pause(self._c.node(node).id)
 
     def resume(self, node: NodeHandle | int) -> None:
-        self._sim.resume(node_id(node))
+        self._sim.resume(self._c.node(node).id)
 
     def wipe_disk(self, node: NodeHandle | int, *, start: bool = True) -> None:
         """Kill the node if it runs, give it an empty disk, and (by default) start it again."""
-        nid = node_id(node)
+        nid = self._c.node(node).id
         if self._sim.process(nid).up:
             self._sim.kill(nid)
         self._sim.wipe(nid)
@@ -562,12 +574,12 @@ class ClusterFaults:
             self._sim.start(nid)
 
     def skew(self, node: NodeHandle | int, skew_ms: int) -> None:
-        self._sim.set_skew(node_id(node), skew_ms)
+        self._sim.set_skew(self._c.node(node).id, skew_ms)
 
     def damage(self, node: NodeHandle | int, file: str, offset: int, *, xor: int = 0xFF) -> None:
         """Flip bits of the byte at ``offset`` of ``file`` (a name such as
         ``"__cluster_metadata-0/00000000000000000000.log"``) on a down node's disk: bit rot."""
-        self._sim.damage(node_id(node), file, offset, xor)
+        self._sim.damage(self._c.node(node).id, file, offset, xor)
 
 
 class ClusterNetwork(NetworkControl):

@@ -1,4 +1,4 @@
-"""``kraft-testkit demo``: a scripted incident drill on a 3 + 3 cluster, printed as a timeline.
+"""``kraft-testkit demo``: a scripted incident drill on an in-process cluster, printed as a timeline.
 
 The timeline merges three real sources, all stamped with virtual time: the steps the drill
 performs, what the brokers log about themselves, and every record committed to the metadata log
@@ -116,9 +116,17 @@ def run_demo(seed: int, console: Console | None = None, *, controllers: int = 3,
     old = c.active_controller
     tl.add(c.now_ms, "drill", f"KILL active controller {old.id}")
     c.faults.kill(old)
-    c.run_until(lambda c: c.active_controller not in (None, old), timeout_ms=15_000)
-    tl.add(c.now_ms, "drill", f"new active controller {c.active_controller.id}")
-    c.faults.start(old)
+    if controllers - 1 >= controllers // 2 + 1:  # the others still form a majority
+        c.run_until(lambda c: c.active_controller not in (None, old), timeout_ms=15_000)
+        tl.add(c.now_ms, "drill", f"new active controller {c.active_controller.id}")
+        c.faults.start(old)
+    else:  # 1 or 2 controllers: no majority is left until the dead one comes back
+        c.run_for(3_000)
+        tl.add(c.now_ms, "drill", f"no active controller: {controllers - 1} of {controllers} "
+                                  f"voters cannot elect one; RESTART controller {old.id}")
+        c.faults.start(old)
+        c.run_until(lambda c: c.active_controller is not None, timeout_ms=15_000)
+        tl.add(c.now_ms, "drill", f"quorum restored: active controller {c.active_controller.id}")
 
     victim = c.brokers[1 % brokers]
     tl.add(c.now_ms, "drill", f"ISOLATE broker {victim.id} from everyone")
