@@ -12,6 +12,7 @@ import zlib
 import pytest
 
 STORAGES = ("memory", "tmpdir")
+pytest_plugins = ["pytest_kraft.faces"]  # async, Faker, real-Kafka and HTML-timeline faces
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -59,7 +60,8 @@ def kraft_seed(request: pytest.FixtureRequest) -> int:
 # ------------------------------------------------------------- cluster fixtures
 
 _CLUSTER_KEYS = {"controllers", "brokers", "seed", "storage", "configs", "racks",
-                 "metadata_version", "wire", "invariants", "seed_defaults", "boot", "combined"}
+                 "metadata_version", "wire", "invariants", "seed_defaults", "boot", "combined",
+                 "names"}
 
 
 def _cluster_kwargs(request: pytest.FixtureRequest, seed: int, **defaults: object) -> dict:

@@ -1,0 +1,94 @@
+"""The async face: anyio tests on asyncio and trio, user sleeps in virtual time."""
+
+import time
+
+import pytest
+
+anyio = pytest.importorskip("anyio")
+pytest.importorskip("trio")
+
+from kraft_testkit import aio  # noqa: E402
+from kraft_testkit.errors import ConfigError  # noqa: E402
+from kraft_testkit.sim import NoProgress  # noqa: E402
+
+
+@pytest.mark.anyio
+@pytest.mark.kraft(controllers=3, brokers=3, seed=5)
+async def test_a_30_second_lease_story_takes_milliseconds(kraft_async_cluster, anyio_backend):
+    c = kraft_async_cluster
+    started_wall, started = time.perf_counter(), c.now_ms
+    loop_started = anyio.current_time()
+    victim = c.brokers[1]
+    woke = []
+
+    async def user_code(seconds):          # the user's own coroutine sleeps in virtual time
+        await anyio.sleep(seconds)
+        woke.append((seconds, c.now_ms - started))
+
+    c.network.isolate(victim)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(user_code, 30)
+        tg.start_soon(user_code, 4)
+        took = await c.run_until(lambda c: c.broker_state(victim).fenced, timeout_ms=20_000)
+        # released Kafka: session timeout 9 s after the last heartbeat the controller saw
+        assert 7_000 <= took <= 11_500
+        woke.append(("fenced", took))
+    assert woke[0] == (4, 4_000) and woke[-1] == (30, 30_000)
+    assert c.now_ms - started == 30_000 and anyio.current_time() - loop_started == pytest.approx(30.0)
+    c.network.heal()
+    await c.run_until(lambda c: not c.broker_state(victim).fenced, timeout_ms=20_000)
+    await c.sleep(1_000)
+    assert time.perf_counter() - started_wall < 10  # 30+ virtual seconds, far less wall time
+
+
+def _scenario(backend):
+    async def main():
+        c = await aio.AsyncCluster.open(3, 3, seed=9)
+        c.create_topic("orders", partitions=3, replication_factor=3)
+        old = c.active_controller
+        c.faults.kill(old)
+        await c.run_until(lambda c: c.active_controller not in (None, old), timeout_ms=15_000)
+        await c.sleep(2_500)
+        c.faults.start(old)
+        await anyio.sleep(3)
+        return c.trace.digest(), c.now_ms
+
+    return aio.run(main, backend=backend)
+
+
+def test_same_seed_same_digest_on_asyncio_and_trio():
+    assert _scenario("asyncio") == _scenario("trio")
+
+
+@pytest.mark.anyio
+@pytest.mark.kraft(controllers=1, brokers=1, seed=2)
+async def test_async_run_until_says_what_did_not_happen(kraft_async_cluster):
+    c = kraft_async_cluster
+    before = c.now_ms
+    with pytest.raises(NoProgress, match="never_true still false after 3000 ms"):
+        def never_true(c):
+            return False
+        await c.run_until(never_true, timeout_ms=3_000)
+    assert c.now_ms - before == 3_000
+    with pytest.raises(ConfigError, match="int >= 0"):
+        await c.sleep(-1)
+
+
+def test_a_real_time_loop_is_refused_with_the_fix():
+    async def main():
+        await aio.AsyncCluster.open(1, 1, seed=1)
+
+    with pytest.raises(ConfigError, match="runs on real time"):
+        anyio.run(main, backend="asyncio")
+
+
+def test_loops_on_virtual_time_without_a_cluster():
+    async def main():
+        t0 = anyio.current_time()
+        await anyio.sleep(3_600)            # an hour, instantly
+        return anyio.current_time() - t0
+
+    for backend in aio.BACKENDS:
+        started = time.perf_counter()
+        assert aio.run(main, backend=backend) == 3_600
+        assert time.perf_counter() - started < 2
