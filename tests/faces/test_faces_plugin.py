@@ -48,11 +48,11 @@ def test_kraft_faker_is_seeded_from_the_test_seed(pytester):
         @pytest.mark.kraft(controllers=1, brokers=3, racks=3, names="faker", seed=12)
         def test_cluster_names(kraft_cluster, kraft_faker):
             assert kraft_faker is kraft_cluster.names
-            print("\nHOSTS", sorted(kraft_cluster.names.hosts.values()))
+            print(); print("HOSTS", sorted(kraft_cluster.names.hosts.values()))
 
         @pytest.mark.kraft(seed=12)
         def test_standalone(kraft_faker):
-            print("\nTOPICS", kraft_faker.topics(3))
+            print(); print("TOPICS", kraft_faker.topics(3))
     """)
     runs = [pytester.runpytest("-p", "no:cacheprovider", "-s").stdout.str() for _ in range(2)]
     lines = [[line for line in out.splitlines() if line.startswith(("HOSTS", "TOPICS"))]
