@@ -1,6 +1,7 @@
 """The faces' example scripts run and say what they claim."""
 
 import importlib.util
+import sys
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ EXAMPLES = Path(__file__).parents[2] / "examples"
 def _load(name):
     spec = importlib.util.spec_from_file_location(name, EXAMPLES / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # as an import would: freezegun patches names in sys.modules
     spec.loader.exec_module(module)
     return module
 
