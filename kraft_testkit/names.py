@@ -107,9 +107,7 @@ class FakerNames(ClusterNames):
         raise ConfigError("Faker ran out of distinct names; use names='short'")  # pragma: no cover
 
     def _host(self, node: int, role: str) -> str:
-        word = self.faker.domain_word()
-        return self._unique(lambda: f"kafka-{self.faker.domain_word()}-{node}.{self.domain}"
-                            if word in self._used else f"kafka-{word}-{node}.{self.domain}")
+        return self._unique(lambda: f"kafka-{self.faker.domain_word()}-{node}.{self.domain}")
 
     def rack_names(self, count: int) -> list[str]:
         region = self.faker.country_code().lower()

@@ -198,6 +198,8 @@ class InProcessBackend:
     def _view(self, config_keys: dict[str, set[str]]) -> dict[str, Any]:
         c = self.cluster
         live = [b for b in c.broker_ids if c.broker(b) is not None]
+        if not live:  # what a client sees when no broker answers: nothing
+            return summarise(0, {}, set(), {})
         md = c.broker_metadata(live[0])
         topics = {t.name: [(p.leader_id, p.replica_nodes, p.isr_nodes) for p in t.partitions]
                   for t in md.topics if not t.is_internal and not t.name.startswith("__")}
