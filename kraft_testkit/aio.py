@@ -220,6 +220,11 @@ class AsyncCluster:
         self._virtual = virtual
         return self
 
+    def raise_pending(self) -> None:
+        """Raise what the cluster raised while the loop's clock ran it (an invariant violation
+        during a plain ``anyio.sleep``, say); the awaits here call it, the fixture at teardown."""
+        self._check()
+
     def _check(self) -> None:
         virtual = self._virtual
         if virtual is not None and virtual.error is not None:

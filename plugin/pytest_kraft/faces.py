@@ -40,6 +40,7 @@ async def kraft_async_cluster(request: pytest.FixtureRequest, kraft_seed: int, a
     request.node._kraft_cluster = cluster.cluster  # for the failure report
     yield cluster
     cluster.cluster.close()
+    cluster.raise_pending()  # an invariant broken while only the loop's clock ran the cluster
 
 
 @pytest.fixture

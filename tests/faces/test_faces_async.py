@@ -92,3 +92,26 @@ def test_loops_on_virtual_time_without_a_cluster():
         started = time.perf_counter()
         assert aio.run(main, backend=backend) == 3_600
         assert time.perf_counter() - started < 2
+
+
+def test_an_invariant_broken_during_a_plain_sleep_is_raised_not_lost():
+    from kraft_testkit.sim import InvariantViolation
+
+    async def main():
+        c = await aio.AsyncCluster.open(1, 1, seed=1)
+
+        opened = c.now_ms
+
+        def broken_after_3_s(sim):
+            assert sim.now_ms < opened + 3_000, "planted: time ran out"
+
+        c.sim.add_invariant(broken_after_3_s)
+        before = anyio.current_time()
+        await anyio.sleep(10)          # the clock runs the cluster; the violation is kept...
+        assert anyio.current_time() - before == pytest.approx(10)  # ...and sleepers still wake
+        with pytest.raises(InvariantViolation, match="planted: time ran out"):
+            await c.sleep(1)           # ...and raised at the next await on the cluster
+        c.raise_pending()              # once
+
+    for backend in aio.BACKENDS:
+        aio.run(main, backend=backend)
