@@ -335,17 +335,24 @@ def start_real_kafka(image: str = DEFAULT_IMAGE, *, timeout_s: float = 120.0) ->
             f"no Docker engine answers ({type(e).__name__}); the real-Kafka twin needs one, "
             f"or KRAFT_TWIN_BOOTSTRAP=host:port of a running Kafka") from None
     port = _free_port()
+    # the image's documented single-node setup: when any KAFKA_ variable is set, all the
+    # required ones must be; clients come in on HOST (published), the node talks to itself on
+    # PLAINTEXT inside the container
     env = {
+        "CLUSTER_ID": "4L6g3nShT-eMCtK--X86AQ",
         "KAFKA_NODE_ID": "1", "KAFKA_PROCESS_ROLES": "broker,controller",
-        "KAFKA_LISTENERS": "PLAINTEXT://0.0.0.0:9092,CONTROLLER://0.0.0.0:9093",
-        "KAFKA_ADVERTISED_LISTENERS": f"PLAINTEXT://localhost:{port}",
+        "KAFKA_LISTENERS": "PLAINTEXT://:19092,CONTROLLER://:9093,HOST://:9092",
+        "KAFKA_ADVERTISED_LISTENERS": f"PLAINTEXT://localhost:19092,HOST://localhost:{port}",
+        "KAFKA_INTER_BROKER_LISTENER_NAME": "PLAINTEXT",
         "KAFKA_CONTROLLER_LISTENER_NAMES": "CONTROLLER",
-        "KAFKA_LISTENER_SECURITY_PROTOCOL_MAP": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
+        "KAFKA_LISTENER_SECURITY_PROTOCOL_MAP":
+            "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,HOST:PLAINTEXT",
         "KAFKA_CONTROLLER_QUORUM_VOTERS": "1@localhost:9093",
         "KAFKA_OFFSETS_TOPIC_REPLICATION_FACTOR": "1",
         "KAFKA_TRANSACTION_STATE_LOG_REPLICATION_FACTOR": "1",
         "KAFKA_TRANSACTION_STATE_LOG_MIN_ISR": "1",
         "KAFKA_GROUP_INITIAL_REBALANCE_DELAY_MS": "0",
+        "KAFKA_LOG_DIRS": "/tmp/kraft-combined-logs",
     }
     container = DockerContainer(image).with_bind_ports(9092, port)
     for key, value in env.items():

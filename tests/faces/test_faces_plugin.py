@@ -5,6 +5,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -79,3 +80,30 @@ def test_plugin_import_pulls_in_no_face_library():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout
     assert json.loads(out) == []
+
+
+def test_the_timeline_svg_is_well_formed_and_every_lane_is_drawn(tmp_path):
+    import xml.etree.ElementTree as ET
+
+    from kraft_testkit.cluster import Cluster
+    from kraft_testkit.tools.timeline_html import collect, write_timeline
+
+    c = Cluster(3, 3, seed=2)
+    c.create_topic("t", 6, 3)                  # so broker 2 leads something when it leaves
+    c.faults.pause(c.brokers[0])
+    c.run_for(1_000)
+    c.faults.resume(c.brokers[0])
+    c.controlled_shutdown(c.brokers[2])
+    page = Path(write_timeline(c, tmp_path / "deep" / "t.html")).read_text()
+    svg = ET.fromstring(page[page.index("<svg"):page.index("</svg>") + 6])
+    ns = "{http://www.w3.org/2000/svg}"
+    assert len(svg.findall(f"{ns}rect")) >= 9 + 3        # a bar at least per lane
+    data = collect(c)
+    labels = [lane.label.strip() for lane in data.lanes]
+    assert labels[:2] == ["controller 1000", "leader? 1000"] and "registration 2" in labels
+    broker0 = data.lanes[labels.index("broker 0")]
+    assert [s for _, s in broker0.states] == ["up", "paused", "up"]
+    broker2 = data.lanes[labels.index("broker 2")]
+    assert broker2.states[-1][1] == "stopped"
+    registration = [s for _, s in data.lanes[labels.index("registration 2")].states]
+    assert registration == ["unregistered", "fenced", "unfenced", "controlled shutdown", "fenced"]
