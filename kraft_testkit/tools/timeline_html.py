@@ -22,7 +22,7 @@ from typing import Any
 
 #: lane colours by state
 COLOURS = {
-    "up": "#90caf9", "leader": "#3949ab", "killed": "#e53935", "stopped": "#9e9e9e",
+    "up": "#90caf9", "active": "#3949ab", "standby": "#e8eaf6", "killed": "#e53935", "stopped": "#9e9e9e",
     "paused": "#fb8c00", "unfenced": "#43a047", "fenced": "#ef9a9a",
     "controlled shutdown": "#fdd835", "unregistered": "#eeeeee", "unknown": "#f5f5f5",
 }
@@ -117,10 +117,10 @@ def collect(cluster: Any, *, steps: list[tuple[int, str]] = (), title: str = "")
     lanes: list[Lane] = []
     for c in cluster.controller_ids:
         lanes.append(process[c])
-        role = Lane(f"  leader? {c}")
-        role.set(first, "unknown")
+        role = Lane(f"  active {c}")  # the Raft leader is the active controller
+        role.set(first, "standby")
         for at, leader in leader_lane.get(c, []):
-            role.set(at, "leader" if leader == c else "unknown")
+            role.set(at, "active" if leader == c else "standby")
         lanes.append(role)
     for b in cluster.broker_ids:
         if b not in cluster.controller_ids:
@@ -178,7 +178,14 @@ def render_html(data: TimelineData) -> str:
         return left + (ms - data.first_ms) * width / span
 
     rows = len(data.lanes) + 2
-    height = rows * row + 40
+    levels: list[int] = []  # step labels closer than 24 px stack on lower lines
+    for n, (at, _) in enumerate(data.steps):
+        level = 0
+        while any(lv == level and abs(x(at) - x(data.steps[m][0])) < 24
+                  for m, lv in enumerate(levels)):
+            level += 1
+        levels.append(level)
+    height = rows * row + 40 + 12 * max(levels, default=0)
     svg = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{left + width + 20}" '
            f'height="{height}">']
     for tick in range(0, 11):  # time axis
@@ -209,10 +216,12 @@ def render_html(data: TimelineData) -> str:
     for at, offset, text in data.records:
         svg.append(f'<line x1="{x(at):.1f}" y1="{y + 2}" x2="{x(at):.1f}" y2="{y + row - 2}" '
                    f'stroke="#00838f"><title>@{offset} {at} ms: {e(text)}</title></line>')
-    for n, (at, text) in enumerate(data.steps, 1):
-        svg.append(f'<line x1="{x(at):.1f}" y1="14" x2="{x(at):.1f}" y2="{height - 10}" '
+    label_y = rows * row + 34
+    for n, ((at, text), level) in enumerate(zip(data.steps, levels), 1):
+        svg.append(f'<line x1="{x(at):.1f}" y1="14" x2="{x(at):.1f}" y2="{label_y - 10}" '
                    f'stroke="#424242" stroke-dasharray="3,3"><title>step {n}: {e(text)}</title>'
-                   f'</line><text x="{x(at) + 2:.1f}" y="{height - 2}">{n}</text>')
+                   f'</line><text x="{x(at) + 2:.1f}" y="{label_y + 12 * level}">{n}'
+                   f'<title>{e(text)}</title></text>')
     svg.append("</svg>")
 
     legend = "".join(f'<span><i style="background:{c}"></i>{e(s)}</span>'

@@ -100,7 +100,7 @@ def test_the_timeline_svg_is_well_formed_and_every_lane_is_drawn(tmp_path):
     assert len(svg.findall(f"{ns}rect")) >= 9 + 3        # a bar at least per lane
     data = collect(c)
     labels = [lane.label.strip() for lane in data.lanes]
-    assert labels[:2] == ["controller 1000", "leader? 1000"] and "registration 2" in labels
+    assert labels[:2] == ["controller 1000", "active 1000"] and "registration 2" in labels
     broker0 = data.lanes[labels.index("broker 0")]
     assert [s for _, s in broker0.states] == ["up", "paused", "up"]
     broker2 = data.lanes[labels.index("broker 2")]
