@@ -115,3 +115,34 @@ def test_an_invariant_broken_during_a_plain_sleep_is_raised_not_lost():
 
     for backend in aio.BACKENDS:
         aio.run(main, backend=backend)
+
+
+def test_a_wall_clock_inside_async_code_follows_the_loop_and_never_hangs():
+    pytest.importorskip("freezegun")
+
+    async def main():
+        c = await aio.AsyncCluster.open(1, 1, seed=4)
+        with c.wall_clock(start="2026-01-01T00:00:00Z"):
+            t0 = time.time()
+            await anyio.sleep(45)                  # user code sleeping under a frozen clock
+            await c.sleep(15_000)
+            return time.time() - t0
+
+    for backend in aio.BACKENDS:
+        started = time.perf_counter()
+        assert aio.run(main, backend=backend) == pytest.approx(60.0)
+        assert time.perf_counter() - started < 5
+
+
+def test_kraft_async_cluster_on_a_real_time_backend_says_how_to_fix_it(pytester):
+    pytester.makepyfile("""
+        import pytest
+
+        @pytest.mark.anyio
+        async def test_x(kraft_async_cluster):
+            pass
+    """)
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(errors=2)  # anyio's own fixture: asyncio and trio, both real time
+    assert "runs on real time" in result.stdout.str()
+    assert "anyio_backends()" in result.stdout.str()
