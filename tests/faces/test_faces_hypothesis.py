@@ -95,7 +95,7 @@ TestSmallCluster.settings = settings(FAST, max_examples=4, stateful_step_count=6
 
 def test_machine_reports_a_planted_bug_as_replayable_calls():
     class Buggy(ClusterMachine):
-        SHAPE = {"controllers": 1, "brokers": 2, "invariants": False}
+        SHAPE = {"controllers": 1, "brokers": 2, "invariants": False, "wire": False}
 
         @hypothesis.stateful.invariant()
         def planted_no_broker_ever_fenced(self):
