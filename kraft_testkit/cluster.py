@@ -145,6 +145,8 @@ class Cluster(SimulationFacade, AdminOperations):
     * ``boot``: run until a controller is active and every broker is RUNNING before returning
       (default on; :class:`NoProgress` after ``boot_timeout_ms`` of virtual time);
     * ``trace_keep``: how many trace events to keep for ``trace.tail`` (the digest covers all).
+    * ``names``: ``"short"`` (``broker-0``, ``rack-0``) or ``"faker"``: realistic hostnames,
+      racks and ``cluster.names.topic()`` names from the seed (:mod:`kraft_testkit.names`).
     """
 
     DEFAULT_TIMEOUT_MS = 30_000
@@ -162,7 +164,7 @@ class Cluster(SimulationFacade, AdminOperations):
                  racks: Sequence[str] | int | None = None, metadata_version: int | str = 19,
                  wire: bool = True, invariants: bool = True, link: LinkProfile | None = None,
                  boot: bool = True, boot_timeout_ms: int = 60_000, combined: bool = False,
-                 trace_keep: int | None = 10_000) -> None:
+                 trace_keep: int | None = 10_000, names: str = "short") -> None:
         from .controller.handlers import build_controller
         from .invariants import ClusterInvariants
         from .node import KraftNode
@@ -189,8 +191,8 @@ class Cluster(SimulationFacade, AdminOperations):
             self.data_dir = os.fspath(data_dir) if data_dir is not None else \
                 tempfile.mkdtemp(prefix="kraft-testkit-")
         self.metadata_version = _checked_metadata_version(metadata_version)
-        names = RngTree(seed).child("cluster")
-        self.cluster_id = str(Uuid.random(names.child("cluster-id")))
+        id_rng = RngTree(seed).child("cluster")
+        self.cluster_id = str(Uuid.random(id_rng.child("cluster-id")))
         # combined mode (process.roles=broker,controller): nodes 0..n-1 are controllers too
         base = 0 if combined else CONTROLLER_ID_BASE
         self.controller_ids = [base + i for i in range(controllers)]
@@ -200,8 +202,12 @@ class Cluster(SimulationFacade, AdminOperations):
             self.roles[n] = ("controller",)
         for n in self.broker_ids:
             self.roles[n] = tuple(sorted(self.roles.get(n, ()) + ("broker",)))
-        self.racks = _racks(racks, brokers)
-        self.directory_ids = {n: Uuid.random(names.child("directory", n)) for n in self.roles}
+        from .names import cluster_names
+
+        self.names = cluster_names(names, seed, self.controller_ids, self.broker_ids, combined)
+        self.racks = self.names.racks(racks, self.broker_ids)
+        hosts = self.names.hosts if self.names.style != "short" else {}
+        self.directory_ids = {n: Uuid.random(id_rng.child("directory", n)) for n in self.roles}
         if self.data_dir is not None:  # reopening: the folders say who they belong to
             found_cluster, found_dirs = read_identity(self.data_dir, self.roles)
             self.cluster_id = found_cluster or self.cluster_id
@@ -225,6 +231,7 @@ class Cluster(SimulationFacade, AdminOperations):
                 ctx, roles=self.roles[ctx.node_id], voters=voters, cluster_id=self.cluster_id,
                 raft_config=self.raft_config, config=self.config,
                 directory_id=self.directory_ids[ctx.node_id], rack=self.racks.get(ctx.node_id),
+                host=hosts.get(ctx.node_id),
                 controller_factory=lambda nid, rng: build_controller(
                     nid, rng, cluster_id=self.cluster_id, config=self.config,
                     metadata_version=metadata_version))
@@ -417,6 +424,13 @@ class Cluster(SimulationFacade, AdminOperations):
             shutil.rmtree(self.data_dir, ignore_errors=True)
             self._owns_data_dir = False
 
+    def wall_clock(self, start: Any = "2026-01-01T00:00:00Z", **options: Any) -> Any:
+        """A context manager: ``time.time()``, ``datetime.now()``... in user code follow this
+        cluster's virtual time from ``start`` on (freezegun; see :mod:`kraft_testkit.timewarp`)."""
+        from .timewarp import wall_clock
+
+        return wall_clock(self, start, **options)
+
     def __enter__(self) -> "Cluster":
         return self
 
@@ -496,19 +510,6 @@ def _checked_metadata_version(metadata_version: int | str) -> int | str:
             f"level {V.MINIMUM_BOOTSTRAP_VERSION}..{V.LATEST} or a name from "
             f"{V.BY_LEVEL[V.MINIMUM_BOOTSTRAP_VERSION].name} to {V.BY_LEVEL[V.LATEST].name}") from None
     return metadata_version
-
-
-def _racks(racks: Sequence[str] | int | None, brokers: int) -> dict[int, str]:
-    if racks is None:
-        return {}
-    if isinstance(racks, int):
-        if racks < 1:
-            raise ConfigError(f"racks must be >= 1, got {racks}")
-        return {b: f"rack-{b % racks}" for b in range(brokers)}
-    racks = list(racks)
-    if len(racks) != brokers:
-        raise ConfigError(f"racks lists one rack per broker: {brokers} brokers, {len(racks)} racks")
-    return dict(enumerate(racks))
 
 
 class ClusterFaults:

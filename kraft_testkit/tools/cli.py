@@ -56,7 +56,7 @@ def _demo(args: argparse.Namespace) -> int:
 
         seed = secrets.randbelow(10_000)  # before the simulation starts; printed for replay
     run_demo(seed, Console(), controllers=args.controllers, brokers=args.brokers,
-             verbose=args.verbose, plot=args.plot,
+             verbose=args.verbose, plot=args.plot, html=args.html,
              broker_self_fencing=args.broker_self_fencing)
     return 0
 
@@ -85,6 +85,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--broker-self-fencing", action="store_true",
                    help="KIP-343 as the seed document proposed it (not released Kafka): the "
                         "isolated broker fences itself too")
+    p.add_argument("--html", metavar="FILE", default=None,
+                   help="also write a self-contained HTML swim-lane timeline of the drill "
+                        "(nodes, roles, states, faults, committed records) to FILE")
     p.set_defaults(func=_demo)
 
     p = sub.add_parser("dump-log", help="print a metadata log segment or snapshot file",

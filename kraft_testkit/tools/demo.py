@@ -77,10 +77,11 @@ def _chatter(text: str) -> bool:
 
 def run_demo(seed: int, console: Console | None = None, *, controllers: int = 3,
              brokers: int = 3, verbose: bool = False, plot: str | None = None,
-             broker_self_fencing: bool = False) -> dict[str, Any]:
+             html: str | None = None, broker_self_fencing: bool = False) -> dict[str, Any]:
     """Run the drill and print it; returns figures (wall ms, virtual ms, digest) for tests.
 
     ``plot``: also draw the run (broker states, active controller, drill steps) to this PNG.
+    ``html``: also write the run as a swim-lane HTML timeline (:mod:`.timeline_html`).
     ``broker_self_fencing``: the seed document's KIP-343 proposal instead of released Kafka (the
     isolated broker then fences itself too).
     """
@@ -209,6 +210,12 @@ def run_demo(seed: int, console: Console | None = None, *, controllers: int = 3,
         steps = [(at, text) for at, _, source, text in sorted(tl.events) if source == "drill"]
         plot_timeline(recorder, plot, steps=steps, title=f"kraft-testkit demo, seed {seed}")
         console.print(f"timeline picture: {plot}")
+    if html is not None:
+        from .timeline_html import write_timeline
+
+        steps = [(at, text) for at, _, source, text in sorted(tl.events) if source == "drill"]
+        write_timeline(c, html, steps=steps, title=f"kraft-testkit demo, seed {seed}")
+        console.print(f"timeline page: {html}")
     console.print(f"{c.now_ms / 1000:.1f} virtual seconds in {wall_ms:.0f} ms of wall time "
                   f"({c.now_ms / max(wall_ms, 1e-6):.0f}x); trace digest {digest[:16]}")
     return {"wall_ms": wall_ms, "virtual_ms": c.now_ms, "digest": digest, "cluster": c,

@@ -12,6 +12,7 @@ import zlib
 import pytest
 
 STORAGES = ("memory", "tmpdir")
+pytest_plugins = ["pytest_kraft.faces"]  # async, Faker, real-Kafka and HTML-timeline faces
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -62,7 +63,7 @@ def kraft_seed(request: pytest.FixtureRequest) -> int:
 
 _CLUSTER_KEYS = {"controllers", "brokers", "seed", "storage", "configs", "racks",
                  "metadata_version", "wire", "invariants", "seed_defaults", "boot", "combined",
-                 "broker_self_fencing"}
+                 "broker_self_fencing", "names"}
 
 
 def _marker_kwargs(request: pytest.FixtureRequest) -> dict:
