@@ -577,6 +577,12 @@ class ClusterFaults:
     def skew(self, node: NodeHandle | int, skew_ms: int) -> None:
         self._sim.set_skew(self._c.node(node).id, skew_ms)
 
+    def crash_in_writes(self, node: NodeHandle | int, ops: int = 0) -> None:
+        """Arm a crash in the middle of a write: the node dies after ``ops`` more disk
+        operations, before that step is synced or anything it meant to send leaves (a kill in
+        the middle of a snapshot or a segment roll)."""
+        self._sim.crash_in_writes(self._c.node(node).id, ops)
+
     def damage(self, node: NodeHandle | int, file: str, offset: int, *, xor: int = 0xFF) -> None:
         """Flip bits of the byte at ``offset`` of ``file`` (a name such as
         ``"__cluster_metadata-0/00000000000000000000.log"``) on a down node's disk: bit rot."""

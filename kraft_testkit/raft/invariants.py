@@ -43,6 +43,18 @@ INVARIANTS = ("single-leader", "monotonic-epoch", "monotonic-high-watermark", "c
 _machine = attrgetter("machine")
 
 
+def _need(m: RaftReplica) -> tuple[int, int, bytes]:
+    """What a restart must find: the log end the replica acknowledged (reported as fetched, or
+    counted toward the high watermark as leader) or knew committed, and the batch holding the
+    last of those offsets (base offset and key)."""
+    need = max(m.acknowledged, min(m.hw, m.log.end_offset))
+    log = m.log
+    if need <= log.start_offset or need > log.end_offset:
+        return need, -1, b""
+    i = bisect_right(log.bases, need - 1) - 1
+    return need, log.bases[i], _batch_key(log.data[i])
+
+
 def _batch_key(data: bytes) -> bytes:
     """What identifies a batch: its stored CRC (over everything after it) and its length."""
     return data[17:21] + len(data).to_bytes(4, "big")
@@ -58,6 +70,10 @@ class RaftInvariants:
         self._seen: dict[int, tuple[Any, ...]] = {}  # node -> fingerprint at the last check
         self._machines: dict[int, RaftReplica] = {}  # node -> the last replica object seen
         self._hw: dict[int, int] = {}  # node -> high watermark already checked
+        # node -> what its replica must keep (see _need) after its last whole event: a crash in
+        # the middle of a step (Process.crash_in_writes) drops that step's unsynced writes and
+        # its sends, so nothing the replica meant to acknowledge in it reached anyone
+        self._acked: dict[int, tuple[int, int, bytes]] = {}
         self._ghosts: dict[int, RaftReplica] = {}  # voter id -> its replica before a disk wipe
         self._batches: dict[int, tuple[int, bytes]] = {}  # committed base offset -> (last, key)
         self._states: dict[int, Any] = {}  # listener offset -> listener state
@@ -81,6 +97,7 @@ class RaftInvariants:
             fp = (machine, machine.epoch, machine.role, machine.hw, log.end_offset,
                   log.start_offset, len(machine.anomalies))
             if self._seen.get(node_id) == fp:
+                self._acked[node_id] = _need(machine)
                 continue
             self._seen[node_id] = fp
             changed = True
@@ -88,6 +105,7 @@ class RaftInvariants:
             if previous is not machine:
                 self._started(node_id, previous, machine)
             self._check(node_id, machine)
+            self._acked[node_id] = _need(machine)
         if changed:
             self._check_majority(sim)
 
@@ -109,17 +127,16 @@ class RaftInvariants:
             if old.is_voter and node not in self._ghosts:
                 self._ghosts[node] = old
             return
-        need = max(old.acknowledged, min(old.hw, old.log.end_offset))
+        need, base, key = self._acked.get(node) or _need(old)
         log = new.log
         if log.end_offset < need and log.start_offset < need:
             self._fail("durability", f"node {node} restarted with its log ending at "
                                      f"{log.end_offset}, but it had acknowledged offsets up to "
                                      f"{need}")
         batch = log.batch_at(need - 1) if need > log.start_offset else None
-        if batch is not None:
+        if batch is not None and base >= 0:
             i = log.bases.index(batch.base_offset)
-            j = old.log.bases.index(batch.base_offset) if batch.base_offset in old.log.bases else -1
-            if j < 0 or _batch_key(old.log.data[j]) != _batch_key(log.data[i]):
+            if batch.base_offset != base or key != _batch_key(log.data[i]):
                 self._fail("durability", f"node {node} restarted with a different batch at "
                                          f"{batch.base_offset} than it had acknowledged")
 

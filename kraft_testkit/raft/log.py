@@ -32,6 +32,7 @@ from kraft_testkit.sim.node import Append, Delete, DiskOp, Replace, Truncate
 
 DIR = "__cluster_metadata-0"
 QUORUM_STATE = f"{DIR}/quorum-state"
+LEADER_EPOCH_CHECKPOINT = f"{DIR}/leader-epoch-checkpoint"
 _LENGTH = struct.Struct(">i")
 
 
@@ -41,6 +42,33 @@ def segment_name(base_offset: int) -> str:
 
 def snapshot_path(end_offset: int, epoch: int) -> str:
     return f"{DIR}/{file_name(end_offset, epoch)}"
+
+
+def encode_epoch_checkpoint(entries: list[tuple[int, int]] | tuple[tuple[int, int], ...]) -> bytes:
+    """Kafka's ``leader-epoch-checkpoint``: version 0, the count, then ``epoch start-offset``."""
+    return ("0\n%d\n" % len(entries) + "".join(f"{e} {o}\n" for e, o in entries)).encode()
+
+
+def decode_epoch_checkpoint(raw: bytes, path: str = LEADER_EPOCH_CHECKPOINT
+                            ) -> list[tuple[int, int]]:
+    """Parse a ``leader-epoch-checkpoint``; :class:`CorruptFile` names the line that is wrong
+    (Kafka's CheckpointFile refuses a malformed file)."""
+    lines = raw.decode("utf-8", "replace").splitlines()
+    if not lines or lines[0].strip() != "0":
+        raise CorruptFile(path, f"line 1: version {lines[0].strip() if lines else ''!r}, "
+                                f"expected 0")
+    if len(lines) < 2 or not lines[1].strip().isdigit():
+        raise CorruptFile(path, "line 2: the number of entries is missing or not a number")
+    count = int(lines[1])
+    if len(lines) - 2 != count:
+        raise CorruptFile(path, f"line 2 says {count} entries, the file has {len(lines) - 2}")
+    entries = []
+    for n, line in enumerate(lines[2:], start=3):
+        parts = line.split()
+        if len(parts) != 2 or not all(x.isdigit() for x in parts):
+            raise CorruptFile(path, f"line {n}: {line!r} is not 'epoch start-offset'")
+        entries.append((int(parts[0]), int(parts[1])))
+    return entries
 
 
 class RaftLog:
@@ -152,6 +180,14 @@ class RaftLog:
         if found[0] != epoch or offset > found[1]:
             return ("diverging", found)
         return ("valid", None)
+
+    def epoch_entries(self) -> tuple[tuple[int, int], ...]:
+        """The leader-epoch cache as Kafka checkpoints it: each epoch with its first offset,
+        the run that began before the log start clipped to start there."""
+        entries = tuple(self.epochs)
+        if self.start_epoch > 0 and (not entries or entries[0][1] > self.start_offset):
+            entries = ((self.start_epoch, self.start_offset),) + entries
+        return entries
 
     def truncation_point(self, epoch: int, end_offset: int) -> int:
         """Where a follower cuts its log when the leader says its ``epoch`` ends at ``end_offset``."""

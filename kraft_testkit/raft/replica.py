@@ -41,7 +41,13 @@ from kraft_testkit.raft import rpc
 from kraft_testkit.raft.config import RaftConfig
 from kraft_testkit.raft.errors import LogError, NotLeader
 from kraft_testkit.raft.listener import RaftListener
-from kraft_testkit.raft.log import QUORUM_STATE, RaftLog
+from kraft_testkit.raft.log import (
+    LEADER_EPOCH_CHECKPOINT,
+    QUORUM_STATE,
+    RaftLog,
+    decode_epoch_checkpoint,
+    encode_epoch_checkpoint,
+)
 from kraft_testkit.raft.snapshot import decode_snapshot, encode_snapshot
 from kraft_testkit.raft.state import (
     META_PROPERTIES,
@@ -185,6 +191,8 @@ class RaftReplica:
 
         self.log, ops = RaftLog.recover(disk)
         self._writes += ops
+        raw_epochs = disk.get(LEADER_EPOCH_CHECKPOINT)
+        self._epoch_file = tuple(decode_epoch_checkpoint(raw_epochs)) if raw_epochs else None
         raw_state = disk.get(QUORUM_STATE)
         self._stored = decode_quorum_state(raw_state, QUORUM_STATE) if raw_state \
             else ElectionState()
@@ -282,6 +290,13 @@ class RaftReplica:
         timer = None
         if wake != self._timer_at:
             timer = self._timer_at = wake
+        if self._writes:
+            entries = self.log.epoch_entries()
+            if entries != self._epoch_file:  # Kafka's leader-epoch-checkpoint follows the log
+                self._epoch_file = entries
+                self._writes.append(Replace(LEADER_EPOCH_CHECKPOINT,
+                                            encode_epoch_checkpoint(entries)))
+                self._sync = True
         if not self._writes and not self._sends and timer is None:
             return None
         effects = Effects(self._writes, self._sync, self._sends, timer)

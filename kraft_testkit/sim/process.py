@@ -56,6 +56,7 @@ class Process:
 
     __slots__ = (
         "_crash_rng",
+        "_crash_in_writes",
         "_factory",
         "_inbox",
         "_network",
@@ -104,6 +105,7 @@ class Process:
         self._trace = trace
         self._rng = rng.child("node")
         self._crash_rng = rng.child("crash")
+        self._crash_in_writes: tuple[int, float] | None = None
         self._skew_ms = 0
         self._timer: Handle | None = None
         self._timer_node_ms: int | None = None
@@ -181,6 +183,16 @@ class Process:
         self._go_down(ProcessState.KILLED)
         self.disk.crash(self._crash_rng, torn_tail_probability)
 
+    def crash_in_writes(self, ops: int, torn_tail_probability: float) -> None:
+        """Arm a crash in the middle of a write: the node dies after ``ops`` more disk
+        operations (0: before the next one), before the rest of that step is written or synced
+        and before anything it meant to send leaves: a kill inside a snapshot or a segment
+        roll."""
+        self._require_up("crash")
+        if type(ops) is not int or ops < 0:
+            raise InvalidArgument(f"ops must be an int >= 0, got {ops!r}")
+        self._crash_in_writes = (ops, torn_tail_probability)
+
     def pause(self) -> None:
         """Freeze the process: messages queue at its door, its timer fires only once resumed."""
         if self.state is not ProcessState.RUNNING:
@@ -243,6 +255,7 @@ class Process:
             raise NodeStateError(f"cannot {action} node {self.node_id}: it is {self.state.value}")
 
     def _go_down(self, state: ProcessState) -> None:
+        self._crash_in_writes = None
         if self._timer is not None:
             Scheduler.cancel(self._timer)
         self._timer = None
@@ -318,6 +331,19 @@ class Process:
                 f"node {self.node_id} returned {type(effects).__name__}; node methods return Effects or None"
             )
         node_id = self.node_id
+        if self._crash_in_writes is not None and effects.writes:
+            left, torn = self._crash_in_writes
+            if left < len(effects.writes):
+                for op in effects.writes[:left]:
+                    self.disk.apply(op)
+                self._crash_in_writes = None
+                self._trace.record(self._sched.now_ms, "disk", node_id, None,
+                                   ", ".join(map(_describe_op, effects.writes[:left])) +
+                                   f" (crash after {left} of {len(effects.writes)} writes)")
+                self._go_down(ProcessState.KILLED)
+                self.disk.crash(self._crash_rng, torn)
+                return
+            self._crash_in_writes = (left - len(effects.writes), torn)
         if effects.writes or effects.sync:
             disk = self.disk
             for op in effects.writes:

@@ -148,6 +148,14 @@ class Simulation:
         self.process(node_id).kill(p)
         self._after_action()
 
+    def crash_in_writes(self, node_id: int, ops: int,
+                        torn_tail_probability: float | None = None) -> None:
+        """The node crashes after ``ops`` more disk operations, in the middle of a step."""
+        p = (self.torn_tail_probability if torn_tail_probability is None
+             else check_probability("torn_tail_probability", torn_tail_probability))
+        self.process(node_id).crash_in_writes(ops, p)
+        self._after_action()
+
     def restart(self, node_id: int, *, graceful: bool = False) -> None:
         """Stop (or kill) the node if it is up, then start it again."""
         process = self.process(node_id)

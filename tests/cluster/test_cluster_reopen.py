@@ -134,3 +134,22 @@ def test_damage_is_only_for_a_down_node_and_names_what_is_there():
     with pytest.raises(Exception) as info:
         c.faults.damage(c.controllers[0], "nope", 0)
     assert "meta.properties" in str(info.value)  # lists the files it has
+
+
+def test_leader_epoch_checkpoint_follows_the_log(tmp_path):
+    from kraft_testkit.raft.log import decode_epoch_checkpoint
+
+    c = busy_cluster(3, tmp_path, topics=2)
+    old = c.active_controller
+    c.faults.kill(old)
+    c.run_until(lambda c: c.active_controller not in (None, old), timeout_ms=20_000)
+    c.run_for(2_000)
+    active = c.active_controller
+    path = tmp_path / f"controller-{active.id}" / SEGMENT_DIR / "leader-epoch-checkpoint"
+    assert tuple(decode_epoch_checkpoint(path.read_bytes())) == c.replica(active).log.epoch_entries()
+    assert decode_epoch_checkpoint(path.read_bytes())[-1][0] == c.replica(active).epoch
+    # a damaged one stops its node, naming the file and line
+    c.faults.kill(active)
+    c.faults.damage(active, f"{SEGMENT_DIR}/leader-epoch-checkpoint", 0)
+    with pytest.raises(CorruptFile, match="leader-epoch-checkpoint"):
+        c.faults.start(active)

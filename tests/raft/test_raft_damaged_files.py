@@ -148,3 +148,21 @@ def test_storage_errors_are_kraft_errors():
     assert issubclass(CorruptFile, StorageError) and issubclass(StorageError, KraftError)
     err = CorruptFile("__cluster_metadata-0/x.log", "bad", offset=7).located("/data/controller-1")
     assert str(err) == "/data/controller-1/__cluster_metadata-0/x.log: bad (byte offset 7)"
+
+
+# ---------------------------------------------------------------- leader-epoch-checkpoint
+
+def test_leader_epoch_checkpoint_reads_kafkas_file_and_refuses_a_malformed_one():
+    from pathlib import Path
+
+    from kraft_testkit.raft.log import decode_epoch_checkpoint, encode_epoch_checkpoint
+
+    golden = (Path(__file__).resolve().parents[1] / "golden" / "apache-kafka-pr15553-023aafc" /
+              "B_mv18_3brokers_restart" / "__cluster_metadata-0" / "leader-epoch-checkpoint")
+    raw = golden.read_bytes()
+    assert decode_epoch_checkpoint(raw) == [(1, 0), (2, 25)]
+    assert encode_epoch_checkpoint([(1, 0), (2, 25)]) == raw  # byte for byte as Kafka writes it
+    for bad, problem in [(b"1\n0\n", "version"), (b"0\nx\n", "line 2"), (b"0\n2\n1 0\n", "2 entries"),
+                         (b"0\n1\n1 zero\n", "line 3")]:
+        with pytest.raises(CorruptFile, match=problem):
+            decode_epoch_checkpoint(bad)

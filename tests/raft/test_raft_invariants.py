@@ -87,6 +87,7 @@ def test_protocol_anomaly(q):
 def test_lost_acknowledged_write_on_restart(q):
     r = follower(q)
     r.acknowledged = r.log.end_offset + 5  # pretend it had acknowledged more than it synced
+    q.sim.check_now()  # as after the event in which it acknowledged
     q.faults.kill(r.id)
     with pytest.raises(InvariantViolation) as info:
         q.faults.start(r.id)
