@@ -15,8 +15,12 @@ from dataclasses import dataclass
 
 from kraft_testkit.protocol import messages as M
 from kraft_testkit.protocol.uuid import Uuid
-from kraft_testkit.errors import KraftError
 from kraft_testkit.raft.errors import CorruptFile
+from kraft_testkit.storage.meta_properties import (
+    MetaProperties,
+    meta_properties_from,
+    parse_properties,
+)
 
 META_PROPERTIES = "meta.properties"
 PARTITION_METADATA = "__cluster_metadata-0/partition.metadata"
@@ -71,62 +75,27 @@ def encode_meta_properties(node_id: int, cluster_id: str, directory_id: Uuid) ->
             f"version=1\ncluster.id={cluster_id}\n").encode()
 
 
-def decode_meta_properties(raw: bytes) -> dict[str, str]:
-    """The key=value pairs of a Java properties file (comments and blank lines skipped)."""
-    out = {}
-    for line in raw.decode("utf-8", "replace").splitlines():
-        if line and not line.startswith("#") and "=" in line:
-            key, _, value = line.partition("=")
-            out[key.strip()] = value.strip()
-    return out
-
-
-@dataclass(frozen=True, slots=True)
-class MetaProperties:
-    """What ``kafka-storage format`` wrote in a log directory's ``meta.properties``."""
-
-    node_id: int
-    cluster_id: str
-    directory_id: Uuid | None  # absent before Kafka 3.7
-
-
 def read_meta_properties(raw: bytes, path: str = META_PROPERTIES, *,
                          node_id: int | None = None,
                          cluster_id: str | None = None) -> MetaProperties:
     """Parse and check ``meta.properties`` as a Kafka node does before it starts.
 
-    :class:`CorruptFile` names ``path`` and the key: a missing or unknown ``version``, a missing
-    or non-numeric ``node.id``, a missing ``cluster.id``, a malformed or reserved (all-zero)
-    ``directory.id``, or, when given, a ``node_id`` or ``cluster_id`` other than this node's.
+    The file's own checks (:mod:`kraft_testkit.storage.meta_properties`: version, ids, a
+    reserved directory id) raise its ``MetaPropertiesError``; a KRaft node also needs version 1,
+    and, when given, its own ``node_id`` and ``cluster_id``: :class:`CorruptFile` otherwise. All
+    are :class:`~kraft_testkit.errors.StorageError` naming the file.
     """
-    props = decode_meta_properties(raw)
-    version = props.get("version")
-    if version != "1":
-        raise CorruptFile(path, f"version is {version!r}; KRaft log directories have version=1")
-    raw_id = props.get("node.id")
-    if raw_id is None or not raw_id.lstrip("-").isdigit():
-        raise CorruptFile(path, f"node.id is {raw_id!r}; expected a whole number")
-    stored = int(raw_id)
-    if node_id is not None and stored != node_id:
-        raise CorruptFile(path, f"stored node.id {stored} does not match this node's id "
+    props = meta_properties_from(parse_properties(raw.decode("utf-8", "replace")), path)
+    if props.version != 1:
+        raise CorruptFile(path, f"version is {props.version} (ZooKeeper era); KRaft log "
+                                f"directories have version=1")
+    if node_id is not None and props.node_id != node_id:
+        raise CorruptFile(path, f"stored node.id {props.node_id} does not match this node's id "
                                 f"{node_id} (a directory of another node?)")
-    stored_cluster = props.get("cluster.id")
-    if not stored_cluster:
-        raise CorruptFile(path, "cluster.id is missing")
-    if cluster_id is not None and stored_cluster != cluster_id:
-        raise CorruptFile(path, f"cluster.id is {stored_cluster!r}, but this cluster is "
+    if cluster_id is not None and props.cluster_id != cluster_id:
+        raise CorruptFile(path, f"cluster.id is {props.cluster_id!r}, but this cluster is "
                                 f"{cluster_id!r} (a directory of another cluster?)")
-    dir_text = props.get("directory.id")
-    directory = None
-    if dir_text is not None:
-        try:
-            directory = Uuid.parse(dir_text)
-        except (ValueError, KraftError) as e:
-            raise CorruptFile(path, f"directory.id {dir_text!r} is not a Kafka Uuid: {e}") from None
-        if directory[:15] == bytes(15) and directory[15] < 100:
-            raise CorruptFile(path, f"directory.id {dir_text} is reserved (Kafka keeps the first "
-                                    f"100 Uuids for itself); format the directory again")
-    return MetaProperties(stored, stored_cluster, directory)
+    return props
 
 
 def encode_partition_metadata() -> bytes:

@@ -5,9 +5,10 @@ era) has ``broker.id`` instead of ``node.id``. Kafka refuses a directory whose f
 has a non-numeric id, or (since KIP-858) a reserved directory id such as the all-zero uuid; so do
 we, with a :class:`MetaPropertiesError` that names the file and the key.
 
-This is the operator tools' reader and writer (it also reads version 0, for ``storage info``);
-a starting node checks its own file with ``kraft_testkit.raft.state.read_meta_properties``.
-Both raise :class:`~kraft_testkit.errors.StorageError`.
+This is the one reader and writer: the operator tools use it as it is (it also reads version 0,
+for ``storage info``); a starting node adds its own checks (version 1, its node id and cluster id)
+in ``kraft_testkit.raft.state.read_meta_properties``. Both raise
+:class:`~kraft_testkit.errors.StorageError`.
 """
 
 from __future__ import annotations
@@ -113,11 +114,11 @@ def meta_properties_from(props: dict[str, str], path: str | os.PathLike) -> Meta
         except (KraftError, ValueError):
             raise MetaPropertiesError(path, f"{props['directory.id']!r} is not a base64 uuid",
                                       "directory.id") from None
-        if directory_id in RESERVED_DIRECTORY_IDS:
+        if directory_id[:15] == bytes(15) and directory_id[15] < 100:  # Kafka's DirectoryId
+            what = RESERVED_DIRECTORY_IDS.get(directory_id, "one of the first 100 Uuids")
             raise MetaPropertiesError(
-                path, f"{props['directory.id']} is reserved "
-                      f"({RESERVED_DIRECTORY_IDS[directory_id]}); a directory needs its own id",
-                "directory.id")
+                path, f"{props['directory.id']} is reserved ({what}); a directory needs its own "
+                      f"id: format it again", "directory.id")
     return MetaProperties(cluster_id, node_id, directory_id, version)
 
 
