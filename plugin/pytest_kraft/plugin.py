@@ -30,9 +30,9 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
         "kraft(controllers=3, brokers=3, seed=None, storage=None, configs={...}, racks=None, "
-        "metadata_version=19, combined=False, wire=True, invariants=True, seed_defaults=False, "
-        "boot=True): shape of the kraft_cluster / controller_quorum / broker_fleet fixtures "
-        "(Kafka settings by name go in configs)")
+        "metadata_version=29, features=None, combined=False, wire=True, invariants=True, "
+        "seed_defaults=False, boot=True): shape of the kraft_cluster / controller_quorum / "
+        "broker_fleet fixtures (Kafka settings by name go in configs)")
 
 
 def _base_seed(config: pytest.Config) -> int:
@@ -59,7 +59,8 @@ def kraft_seed(request: pytest.FixtureRequest) -> int:
 # ------------------------------------------------------------- cluster fixtures
 
 _CLUSTER_KEYS = {"controllers", "brokers", "seed", "storage", "configs", "racks",
-                 "metadata_version", "wire", "invariants", "seed_defaults", "boot", "combined"}
+                 "metadata_version", "wire", "invariants", "seed_defaults", "boot", "combined",
+                 "features"}
 
 
 def _cluster_kwargs(request: pytest.FixtureRequest, seed: int, **defaults: object) -> dict:

@@ -1,4 +1,9 @@
-"""UpdateFeatures and the finalized metadata.version, as Kafka's FeatureControlManager decides."""
+"""UpdateFeatures and the finalized metadata.version, as Kafka 4.x's FeatureControlManager decides.
+
+Since Kafka 3.9 (KIP-1022) the first failing update fails the whole request with a top-level
+error ("The update failed for all features since the following feature had an error: ...");
+``only`` reads that error like a per-feature result.
+"""
 
 from __future__ import annotations
 
@@ -39,7 +44,12 @@ def update(h: Harness, *updates, supported=None, quorum=None, **kw) -> M.UpdateF
 
 
 def only(response: M.UpdateFeaturesResponse):
-    assert response.error_code == ErrorCode.NONE
+    if response.error_code != ErrorCode.NONE:
+        assert response.results == ()
+        assert response.error_message.startswith(
+            "The update failed for all features since the following feature had an error: ")
+        return M.UpdateFeaturesResponse.UpdatableFeatureResult(
+            feature="?", error_code=response.error_code, error_message=response.error_message)
     (result,) = response.results
     return result
 
@@ -179,7 +189,7 @@ def test_finalize_and_remove_a_feature():
 
 def test_a_feature_nobody_knows_cannot_be_finalized():
     h = Harness(18)
-    result = only(update(h, ("group.version", 1, UPGRADE)))
+    result = only(update(h, ("a.version", 1, UPGRADE)))
     assert result.error_code == ErrorCode.INVALID_UPDATE_VERSION
     assert "does not support this feature." in result.error_message
     h.register(1)   # knows nothing of group.version
@@ -189,14 +199,22 @@ def test_a_feature_nobody_knows_cannot_be_finalized():
     assert only(update(h, ("group.version", 0, UPGRADE))).error_code == 0
 
 
-def test_results_per_feature_sorted_and_successes_written_together():
+def test_one_failing_update_fails_the_request_and_success_is_written_together():
+    """Kafka 4.x: the first error aborts every update (top-level error, no results); on
+    success each feature gets a NONE result in request order, the records one atomic batch."""
     h = Harness(8)
     response = update(h, (MV, 18, UPGRADE), ("group.version", 1, UPGRADE),
                       ("a.version", 2, UPGRADE), supported=WITH_GROUPS)
-    assert [r.feature for r in response.results] == ["a.version", "group.version", MV]
-    assert [r.error_code for r in response.results] == \
-        [ErrorCode.INVALID_UPDATE_VERSION, 0, 0]
-    assert sorted(r.message.name for r in h.last_records) == ["group.version", MV]
+    assert response.error_code == ErrorCode.INVALID_UPDATE_VERSION and response.results == ()
+    assert response.error_message == (
+        "The update failed for all features since the following feature had an error: "
+        "Invalid update version 2 for feature a.version. Local controller "
+        f"{CONTROLLER_ID} does not support this feature.")
+    assert h.last_records == [] and h.image.metadata_version == 8
+    response = update(h, (MV, 18, UPGRADE), ("group.version", 1, UPGRADE), supported=WITH_GROUPS)
+    assert [(r.feature, r.error_code) for r in response.results] == \
+        [(MV, 0), ("group.version", 0)]
+    assert [r.message.name for r in h.last_records] == [MV, "group.version"]
     assert h.image.metadata_version == 18
     assert finalized_features(h.image)["group.version"] == 1
 
