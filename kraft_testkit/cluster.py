@@ -24,7 +24,8 @@ from .admin import ADMIN_NODE_ID, AdminClientNode
 from .admin_ops import AdminOperations
 from .config import KEYS as NODE_KEYS
 from .config import NodeConfig
-from .errors import ConfigError, KraftError
+from .data_dirs import node_dir, read_identity
+from .errors import ConfigError, KraftError, StorageError
 from .metadata import MetadataImage
 from .protocol import messages as M
 from .protocol.codegen import Message
@@ -48,7 +49,7 @@ CONTROLLER_ID_BASE = 1000
 DEFAULT_START_MS = 1_767_225_600_000
 
 _DEFAULTS = {"configs": None, "combined": False, "metadata_version": 29, "wire": True,
-             "features": None}
+             "broker_self_fencing": False, "seed_defaults": False, "features": None}
 STORAGES = ("memory", "tmpdir")
 REQUEST_TIMEOUT_MS = 5_000
 
@@ -135,6 +136,10 @@ class Cluster(SimulationFacade, AdminOperations):
       ``data_dir``, a fresh temporary directory unless given);
     * ``configs``: settings by Kafka name (``{"broker.session.timeout.ms": 12000}``);
     * ``seed_defaults``: the seeds' timeouts (18000/3000) instead of released Kafka's (9000/2000);
+    * ``broker_self_fencing``: KIP-343 as the seed document proposed it (a broker that cannot reach
+      the controller for ``broker.heartbeat.timeout.ms`` fences itself and stops serving). Off by
+      default, as in released Kafka, where a cut-off broker serves on until the controller fences
+      it and it learns so from the metadata log;
     * ``racks``: a rack per broker (a list) or a number of racks to spread brokers over;
     * ``metadata_version``: the bootstrap metadata.version (level or name; default 4.2-IV1, Kafka
       4.2's latest production level; a non-production level needs
@@ -157,6 +162,7 @@ class Cluster(SimulationFacade, AdminOperations):
     def __init__(self, controllers: int = 3, brokers: int = 3, *, seed: int = 0,
                  storage: str = "memory", data_dir: str | os.PathLike | None = None,
                  configs: Mapping[str, object] | None = None, seed_defaults: bool = False,
+                 broker_self_fencing: bool = False,
                  racks: Sequence[str] | int | None = None, metadata_version: int | str = 29,
                  wire: bool = True, invariants: bool = True, link: LinkProfile | None = None,
                  boot: bool = True, boot_timeout_ms: int = 60_000, combined: bool = False,
@@ -176,6 +182,11 @@ class Cluster(SimulationFacade, AdminOperations):
         self.raft_config = RaftConfig.from_kafka(raft_overrides)
         if "testkit.log.time.base.ms" not in raft_overrides:  # record timestamps: a real instant
             self.raft_config = replace(self.raft_config, log_time_base_ms=DEFAULT_START_MS)
+        if type(broker_self_fencing) is not bool:
+            raise ConfigError(f"broker_self_fencing must be True or False, got "
+                              f"{broker_self_fencing!r}")
+        if broker_self_fencing:
+            node_overrides.setdefault("testkit.broker.self.fencing.enable", True)
         self.config = NodeConfig.from_kafka(node_overrides, seed_defaults=seed_defaults)
         self.storage = storage
         self.combined = combined
@@ -199,13 +210,19 @@ class Cluster(SimulationFacade, AdminOperations):
             self.roles[n] = tuple(sorted(self.roles.get(n, ()) + ("broker",)))
         self.racks = _racks(racks, brokers)
         self.directory_ids = {n: Uuid.random(names.child("directory", n)) for n in self.roles}
+        if self.data_dir is not None:  # reopening: the folders say who they belong to
+            found_cluster, found_dirs = read_identity(self.data_dir, self.roles)
+            self.cluster_id = found_cluster or self.cluster_id
+            self.directory_ids.update(found_dirs)
         voters = {c: self.directory_ids[c] for c in self.controller_ids}
         self.sim = Simulation(seed, link=link, codec=rpc.RaftCodec() if wire else None,
                               trace_keep=trace_keep)
         shape = [f"controllers={controllers}", f"brokers={brokers}", f"seed={seed}"]
         shape += [f"{k}={v!r}" for k, v in (("configs", configs), ("combined", combined),
                                              ("metadata_version", metadata_version),
-                                             ("wire", wire), ("features", features))
+                                             ("wire", wire), ("seed_defaults", seed_defaults),
+                                             ("broker_self_fencing", broker_self_fencing),
+                                             ("features", features))
                   if v != _DEFAULTS[k]]
         self.sim.replay_hint = f"Cluster({', '.join(shape)}) and the same steps"
         self.invariants = ClusterInvariants(self)
@@ -231,15 +248,21 @@ class Cluster(SimulationFacade, AdminOperations):
         self.brokers = [handles[n] for n in self.broker_ids]
         self.faults = ClusterFaults(self)
         self.network = ClusterNetwork(self)
-        if boot:
-            self.run_until(lambda c: c.active_controller is not None and c.all_brokers_running(),
-                           timeout_ms=boot_timeout_ms)
+        if boot:  # a node whose files are damaged stays down (failed_nodes); the rest boot
+            self.run_until(lambda c: c.active_controller is not None and all(
+                (b := c.broker(n)) is not None and b.state_name == "RUNNING"
+                for n in c.broker_ids if n not in c.failed_nodes), timeout_ms=boot_timeout_ms)
 
     def _disk(self, node: int):
         if self.data_dir is None:
             return None
-        role = "combined" if len(self.roles[node]) == 2 else self.roles[node][0]
-        return DirectoryDisk(os.path.join(self.data_dir, f"{role}-{node}"))
+        return DirectoryDisk(node_dir(self.data_dir, node, self.roles[node]))
+
+    @property
+    def failed_nodes(self) -> dict[int, StorageError]:
+        """Nodes that refused to start because their files are damaged, with the reason."""
+        return {n: p.failure for n, p in self.sim.processes.items()
+                if p.state.value == "failed" and p.failure is not None}
 
     # ------------------------------------------------------------- looking
 
@@ -512,13 +535,22 @@ class ClusterFaults:
         self._sim.kill(node_id(node))
 
     def start(self, node: NodeHandle | int) -> None:
-        self._sim.start(node_id(node))
+        """Start a down node over its disk; :class:`StorageError` (and the node stays down)
+        when its files are damaged."""
+        nid = node_id(node)
+        self._sim.start(nid)
+        failure = self._sim.process(nid).failure
+        if failure is not None:
+            raise failure
 
     def restart(self, node: NodeHandle | int, *, graceful: bool = False) -> None:
         nid = node_id(node)
         if graceful and self._sim.process(nid).up:
             self.stop(nid)
         self._sim.restart(nid)
+        failure = self._sim.process(nid).failure
+        if failure is not None:
+            raise failure
 
     def stop(self, node: NodeHandle | int, *, timeout_ms: int = 30_000) -> None:
         """Graceful stop. A broker shuts down in a controlled way (leaders move first) when an
@@ -551,6 +583,11 @@ class ClusterFaults:
 
     def skew(self, node: NodeHandle | int, skew_ms: int) -> None:
         self._sim.set_skew(node_id(node), skew_ms)
+
+    def damage(self, node: NodeHandle | int, file: str, offset: int, *, xor: int = 0xFF) -> None:
+        """Flip bits of the byte at ``offset`` of ``file`` (a name such as
+        ``"__cluster_metadata-0/00000000000000000000.log"``) on a down node's disk: bit rot."""
+        self._sim.damage(node_id(node), file, offset, xor)
 
 
 class ClusterNetwork(NetworkControl):

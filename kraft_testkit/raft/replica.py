@@ -39,9 +39,9 @@ from kraft_testkit.raft.state import (
     META_PROPERTIES,
     PARTITION_METADATA,
     ElectionState,
-    decode_meta_properties,
     decode_quorum_state,
     encode_meta_properties,
+    read_meta_properties,
     encode_partition_metadata,
     encode_quorum_state,
 )
@@ -167,7 +167,8 @@ class RaftReplica:
         self.formatted = meta is None
         self.wiped = meta is None and incarnation > 1
         if meta is not None:
-            self.dir = Uuid.parse(decode_meta_properties(meta).get("directory.id", str(_NO_DIR)))
+            props = read_meta_properties(meta, node_id=node_id, cluster_id=cluster_id or None)
+            self.dir = props.directory_id if props.directory_id is not None else _NO_DIR
         elif self.wiped or directory_id is None and node_id not in self.voters:
             self.dir = Uuid.random(rng)
         else:
@@ -177,11 +178,8 @@ class RaftReplica:
         self.log, ops = RaftLog.recover(disk)
         self._writes += ops
         raw_state = disk.get(QUORUM_STATE)
-        try:
-            self._stored = decode_quorum_state(raw_state) if raw_state else ElectionState()
-        except LogError as e:
-            self.anomalies.append(str(e))
-            self._stored = ElectionState()
+        self._stored = decode_quorum_state(raw_state, QUORUM_STATE) if raw_state \
+            else ElectionState()
         self.epoch = self._stored.epoch
         self.role = UNATTACHED
         self.leader_id: int | None = None

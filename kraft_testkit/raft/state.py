@@ -15,7 +15,8 @@ from dataclasses import dataclass
 
 from kraft_testkit.protocol import messages as M
 from kraft_testkit.protocol.uuid import Uuid
-from kraft_testkit.raft.errors import LogError
+from kraft_testkit.errors import KraftError
+from kraft_testkit.raft.errors import CorruptFile
 
 META_PROPERTIES = "meta.properties"
 PARTITION_METADATA = "__cluster_metadata-0/partition.metadata"
@@ -40,17 +41,26 @@ def encode_quorum_state(state: ElectionState, voters: Iterable[int]) -> bytes:
     return json.dumps(obj, separators=(",", ":")).encode()
 
 
-def decode_quorum_state(raw: bytes) -> ElectionState:
-    """Read a quorum-state file (data_version 0 or 1)."""
+def decode_quorum_state(raw: bytes, path: str = "quorum-state") -> ElectionState:
+    """Read a quorum-state file (data_version 0 or 1); :class:`CorruptFile` names ``path`` and
+    the problem when it is not Kafka's QuorumStateData (Kafka refuses to start on such a file)."""
     try:
         obj = json.loads(raw)
-        version = obj.get("data_version", 0)
-        if version not in (0, 1):
-            raise LogError(f"quorum-state data_version {version} is unknown (0 and 1 are)")
-        state = ElectionState(int(obj.get("leaderEpoch", 0)), int(obj.get("leaderId", -1)),
-                              int(obj.get("votedId", -1)))
-    except (ValueError, TypeError, AttributeError) as e:
-        raise LogError(f"quorum-state is not valid JSON of Kafka's QuorumStateData: {e}") from None
+    except (ValueError, RecursionError) as e:  # UnicodeDecodeError is a ValueError
+        raise CorruptFile(path, f"not valid JSON of Kafka's QuorumStateData: "
+                                f"{type(e).__name__}: {str(e)[:120]}") from None
+    if not isinstance(obj, dict):
+        raise CorruptFile(path, f"expected a JSON object, found {type(obj).__name__}")
+    version = obj.get("data_version", 0)
+    if type(version) is not int or version not in (0, 1):
+        raise CorruptFile(path, f"data_version {version!r} is unknown (0 and 1 are)")
+    fields = {}
+    for key, default in (("leaderEpoch", 0), ("leaderId", -1), ("votedId", -1)):
+        value = obj.get(key, default)
+        if type(value) is not int or not -(1 << 31) <= value < (1 << 31):
+            raise CorruptFile(path, f"{key} must be a 32-bit integer, found {value!r:.60}")
+        fields[key] = value
+    state = ElectionState(fields["leaderEpoch"], fields["leaderId"], fields["votedId"])
     if state.epoch < 0:
         return ElectionState()
     return state
@@ -62,12 +72,61 @@ def encode_meta_properties(node_id: int, cluster_id: str, directory_id: Uuid) ->
 
 
 def decode_meta_properties(raw: bytes) -> dict[str, str]:
+    """The key=value pairs of a Java properties file (comments and blank lines skipped)."""
     out = {}
     for line in raw.decode("utf-8", "replace").splitlines():
         if line and not line.startswith("#") and "=" in line:
             key, _, value = line.partition("=")
             out[key.strip()] = value.strip()
     return out
+
+
+@dataclass(frozen=True, slots=True)
+class MetaProperties:
+    """What ``kafka-storage format`` wrote in a log directory's ``meta.properties``."""
+
+    node_id: int
+    cluster_id: str
+    directory_id: Uuid | None  # absent before Kafka 3.7
+
+
+def read_meta_properties(raw: bytes, path: str = META_PROPERTIES, *,
+                         node_id: int | None = None,
+                         cluster_id: str | None = None) -> MetaProperties:
+    """Parse and check ``meta.properties`` as a Kafka node does before it starts.
+
+    :class:`CorruptFile` names ``path`` and the key: a missing or unknown ``version``, a missing
+    or non-numeric ``node.id``, a missing ``cluster.id``, a malformed or reserved (all-zero)
+    ``directory.id``, or, when given, a ``node_id`` or ``cluster_id`` other than this node's.
+    """
+    props = decode_meta_properties(raw)
+    version = props.get("version")
+    if version != "1":
+        raise CorruptFile(path, f"version is {version!r}; KRaft log directories have version=1")
+    raw_id = props.get("node.id")
+    if raw_id is None or not raw_id.lstrip("-").isdigit():
+        raise CorruptFile(path, f"node.id is {raw_id!r}; expected a whole number")
+    stored = int(raw_id)
+    if node_id is not None and stored != node_id:
+        raise CorruptFile(path, f"stored node.id {stored} does not match this node's id "
+                                f"{node_id} (a directory of another node?)")
+    stored_cluster = props.get("cluster.id")
+    if not stored_cluster:
+        raise CorruptFile(path, "cluster.id is missing")
+    if cluster_id is not None and stored_cluster != cluster_id:
+        raise CorruptFile(path, f"cluster.id is {stored_cluster!r}, but this cluster is "
+                                f"{cluster_id!r} (a directory of another cluster?)")
+    dir_text = props.get("directory.id")
+    directory = None
+    if dir_text is not None:
+        try:
+            directory = Uuid.parse(dir_text)
+        except (ValueError, KraftError) as e:
+            raise CorruptFile(path, f"directory.id {dir_text!r} is not a Kafka Uuid: {e}") from None
+        if directory[:15] == bytes(15) and directory[15] < 100:
+            raise CorruptFile(path, f"directory.id {dir_text} is reserved (Kafka keeps the first "
+                                    f"100 Uuids for itself); format the directory again")
+    return MetaProperties(stored, stored_cluster, directory)
 
 
 def encode_partition_metadata() -> bytes:

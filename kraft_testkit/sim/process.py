@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from enum import Enum
 
+from kraft_testkit.errors import StorageError
 from kraft_testkit.sim.disk import Disk
 from kraft_testkit.sim.errors import EffectsError, InvalidArgument, NodeStateError
 from kraft_testkit.sim.network import Network, Packet
@@ -36,6 +37,7 @@ class ProcessState(Enum):
     PAUSED = "paused"  # alive but frozen: nothing runs until resumed
     STOPPED = "stopped"  # shut down gracefully: everything was synced
     KILLED = "killed"  # crashed: unsynced writes are gone
+    FAILED = "failed"  # refused to start: its files are damaged (``Process.failure`` says how)
 
 
 def _describe_op(op: DiskOp) -> str:
@@ -67,6 +69,7 @@ class Process:
         "_timer_overdue",
         "_trace",
         "disk",
+        "failure",
         "incarnation",
         "machine",
         "node_id",
@@ -93,6 +96,7 @@ class Process:
         self.up = False
         self.incarnation = 0
         self.machine: StateMachine | None = None
+        self.failure: StorageError | None = None  # why the last start failed, if it did
         self.disk = disk
         self._factory = factory
         self._sched = scheduler
@@ -144,7 +148,17 @@ class Process:
         self._trace.record(
             self._sched.now_ms, "start", self.node_id, None, f"incarnation {self.incarnation}"
         )
-        machine = self._factory(context)
+        try:
+            machine = self._factory(context)
+        except StorageError as e:
+            # As a Kafka node that cannot read its metadata log directory: it does not come up,
+            # and the rest of the cluster goes on without it.
+            root = getattr(self.disk, "root", None)
+            self.failure = e.located(str(root)) if root is not None else e
+            self.state = ProcessState.FAILED
+            self._trace.record(self._sched.now_ms, "fail", self.node_id, None, str(e))
+            return
+        self.failure = None
         for method in ("on_start", "on_message", "on_timer"):
             if not callable(getattr(machine, method, None)):
                 raise EffectsError(
@@ -200,6 +214,29 @@ class Process:
             )
         self.disk.wipe()
         self._trace.record(self._sched.now_ms, "wipe", self.node_id)
+
+    def damage(self, file: str, offset: int, xor: int = 0xFF) -> None:
+        """Flip bits of one byte of a file on the down node's disk (bit rot, a bad sector)."""
+        if self.up:
+            raise NodeStateError(
+                f"cannot damage node {self.node_id}'s disk while it is {self.state.value}: stop or kill it first"
+            )
+        files = self.disk.view()
+        if file not in files:
+            raise InvalidArgument(
+                f"node {self.node_id} has no file {file!r}; it has: {', '.join(sorted(files)) or 'none'}"
+            )
+        data = bytearray(files[file])
+        if type(offset) is not int or not 0 <= offset < len(data):
+            raise InvalidArgument(
+                f"offset must be an int in [0, {len(data)}) for {file!r} ({len(data)} bytes), got {offset!r}"
+            )
+        if type(xor) is not int or not 1 <= xor <= 0xFF:
+            raise InvalidArgument(f"xor must be an int in [1, 255], got {xor!r}")
+        data[offset] ^= xor
+        self.disk.apply(Replace(file, bytes(data)))
+        self.disk.sync()
+        self._trace.record(self._sched.now_ms, "damage", self.node_id, None, f"{file} @{offset}")
 
     def _require_up(self, action: str) -> None:
         if not self.up:

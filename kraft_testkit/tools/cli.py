@@ -54,7 +54,8 @@ def _demo(args: argparse.Namespace) -> int:
 
         seed = secrets.randbelow(10_000)  # before the simulation starts; printed for replay
     run_demo(seed, Console(), controllers=args.controllers, brokers=args.brokers,
-             verbose=args.verbose, plot=args.plot)
+             verbose=args.verbose, plot=args.plot,
+             broker_self_fencing=args.broker_self_fencing)
     return 0
 
 
@@ -79,6 +80,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--plot", metavar="PNG", default=None,
                    help="also draw broker states and the active controller over time to PNG "
                         "(needs matplotlib: pip install 'kraft-testkit[plot]')")
+    p.add_argument("--broker-self-fencing", action="store_true",
+                   help="KIP-343 as the seed document proposed it (not released Kafka): the "
+                        "isolated broker fences itself too")
     p.set_defaults(func=_demo)
 
     p = sub.add_parser("dump-log", help="print a metadata log segment or snapshot file",

@@ -76,15 +76,19 @@ def _chatter(text: str) -> bool:
 
 
 def run_demo(seed: int, console: Console | None = None, *, controllers: int = 3,
-             brokers: int = 3, verbose: bool = False, plot: str | None = None) -> dict[str, Any]:
+             brokers: int = 3, verbose: bool = False, plot: str | None = None,
+             broker_self_fencing: bool = False) -> dict[str, Any]:
     """Run the drill and print it; returns figures (wall ms, virtual ms, digest) for tests.
 
     ``plot``: also draw the run (broker states, active controller, drill steps) to this PNG.
+    ``broker_self_fencing``: the seed document's KIP-343 proposal instead of released Kafka (the
+    isolated broker then fences itself too).
     """
     console = console or Console()
     started = time.perf_counter()
     tl = Timeline()
-    c = Cluster(controllers, brokers, seed=seed, boot=False)
+    c = Cluster(controllers, brokers, seed=seed, boot=False,
+                broker_self_fencing=broker_self_fencing)
     recorder = None
     if plot is not None:
         from .timeline_plot import StateRecorder
@@ -121,8 +125,14 @@ def run_demo(seed: int, console: Console | None = None, *, controllers: int = 3,
     c.network.isolate(victim.id)
     c.run_until(lambda c: c.broker_state(victim).fenced, timeout_ms=30_000)
     tl.add(c.now_ms, "drill", f"broker {victim.id} fenced by the controller (lease expired)")
-    c.run_until(lambda c: c.broker_state(victim).self_fenced, timeout_ms=30_000)
-    tl.add(c.now_ms, "drill", f"broker {victim.id} fenced itself (KIP-343)")
+    if broker_self_fencing:
+        c.run_until(lambda c: c.broker_state(victim).self_fenced, timeout_ms=30_000)
+        tl.add(c.now_ms, "drill", f"broker {victim.id} fenced itself (KIP-343, opt-in)")
+    else:
+        c.run_for(10_000)
+        serving = "still serving" if c.broker(victim).logic.serving else "not serving"
+        tl.add(c.now_ms, "drill", f"broker {victim.id} is {serving}: cut off, it has not "
+                                  f"heard that it was fenced (released Kafka)")
     c.network.heal()
     tl.add(c.now_ms, "drill", "HEAL the network")
     c.run_until(lambda c: not c.broker_state(victim).fenced and

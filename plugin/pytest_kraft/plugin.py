@@ -31,8 +31,8 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers",
         "kraft(controllers=3, brokers=3, seed=None, storage=None, configs={...}, racks=None, "
         "metadata_version=29, features=None, combined=False, wire=True, invariants=True, "
-        "seed_defaults=False, boot=True): shape of the kraft_cluster / controller_quorum / "
-        "broker_fleet fixtures (Kafka settings by name go in configs)")
+        "seed_defaults=False, broker_self_fencing=False, boot=True): shape of the kraft_cluster / "
+        "controller_quorum / broker_fleet fixtures (Kafka settings by name go in configs)")
 
 
 def _base_seed(config: pytest.Config) -> int:
@@ -60,7 +60,7 @@ def kraft_seed(request: pytest.FixtureRequest) -> int:
 
 _CLUSTER_KEYS = {"controllers", "brokers", "seed", "storage", "configs", "racks",
                  "metadata_version", "wire", "invariants", "seed_defaults", "boot", "combined",
-                 "features"}
+                 "broker_self_fencing", "features"}
 
 
 def _cluster_kwargs(request: pytest.FixtureRequest, seed: int, **defaults: object) -> dict:

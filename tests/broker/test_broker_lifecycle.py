@@ -193,7 +193,7 @@ def test_stale_epoch_is_retried_after_backoff_as_kafka_does(error):
 
 @pytest.mark.parametrize("error", [E.STALE_BROKER_EPOCH, E.BROKER_ID_NOT_REGISTERED])
 def test_stale_epoch_makes_the_broker_register_again_when_asked(error):
-    h = Harness(cfg=config(broker_reregister_on_stale_epoch=True))
+    h = Harness(cfg=config(testkit_broker_reregister_on_stale_epoch=True))
     h.to_running(IMAGE, epoch=10)
     incarnation = h.broker.incarnation_id
     h.advance(2000)
@@ -290,11 +290,12 @@ def test_controlled_shutdown_times_out():
     assert "timed out waiting for the controller" in h.broker.shutdown_reason
 
 
-# ---------------------------------------------------------------- KIP-343
+# ---------------------------------------------------------------- KIP-343 (opt-in)
 
 
 def test_self_fencing_after_heartbeat_timeout_and_recovery():
-    cfg = config(broker_session_timeout_ms=9000, broker_heartbeat_timeout_ms=18000)
+    cfg = config(broker_session_timeout_ms=9000, broker_heartbeat_timeout_ms=18000,
+                 testkit_broker_self_fencing_enable=True)
     h = Harness(cfg=cfg)
     h.to_running(IMAGE)
     last_contact = h.now
@@ -324,7 +325,7 @@ def test_self_fencing_after_heartbeat_timeout_and_recovery():
 
 
 def test_error_answers_do_not_count_as_contact():
-    h = Harness(cfg=config(broker_heartbeat_timeout_ms=12_000))
+    h = Harness(cfg=config(broker_heartbeat_timeout_ms=12_000, testkit_broker_self_fencing_enable=True))
     h.to_running(IMAGE)
     start = h.now
     while h.now <= start + 12_000:
@@ -334,8 +335,21 @@ def test_error_answers_do_not_count_as_contact():
     assert h.broker.self_fenced
 
 
-def test_no_self_fencing_before_recovery():
+def test_released_kafka_never_fences_itself():
+    """The default, as released Kafka: cut off from the controller for a minute, the broker
+    keeps serving (it learns of fencing from the metadata log, not from a timeout)."""
     h = Harness()
+    h.to_running(IMAGE)
+    start = h.now
+    while h.now < start + 60_000:
+        h.outbox.clear()
+        h.at(h.timer)
+    assert not h.broker.self_fenced and h.broker.serving and h.broker.state is S.RUNNING
+    assert not any("self-fenced" in t for t in h.events())
+
+
+def test_no_self_fencing_before_recovery():
+    h = Harness(cfg=config(testkit_broker_self_fencing_enable=True))
     h.start()
     h.leader(CONTROLLER)
     h.register()
