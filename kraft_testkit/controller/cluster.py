@@ -211,14 +211,13 @@ def _registration_record(ctx: ControllerContext, manager: BrokerHeartbeatManager
     existing = image.cluster.broker(request.broker_id)
     same_incarnation = existing is not None and existing.incarnation_id == request.incarnation_id
     if existing is not None and not same_incarnation:
-        # a broker that shut down cleanly names the epoch it had (KIP-966's PreviousBrokerEpoch,
-        # from its clean-shutdown file): that proves the old incarnation is gone
-        clean_restart = getattr(request, "previous_broker_epoch", -1) == existing.epoch
-        if manager.has_valid_session(existing, ctx.now_ms) and not clean_restart:
+        # Kafka's hasValidSession: a fenced broker has no session (a controlled shutdown ends
+        # fenced, so its next incarnation registers at once); an unfenced one keeps its id until
+        # its session runs out, whatever PreviousBrokerEpoch the newcomer names (that only
+        # decides whether the old incarnation shut down cleanly)
+        if not existing.fenced and manager.has_valid_session(existing, ctx.now_ms):
             raise _Refused(ErrorCode.DUPLICATE_BROKER_REGISTRATION,
-                           "Another broker is registered with that broker id. If the broker was "
-                           "recently restarted this should self-resolve once the heartbeat "
-                           "manager expires the broker's session.")
+                           "Another broker is registered with that broker id.")
         manager.remove(request.broker_id)  # the old incarnation's session is over
     if request.is_migrating_zk_broker:
         raise _Refused(ErrorCode.BROKER_ID_NOT_REGISTERED,

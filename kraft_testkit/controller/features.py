@@ -78,7 +78,12 @@ def zk_migration_state(image: MetadataImage) -> ZkMigrationState:
 
 
 def _range_str(r: VersionRange) -> str:
-    return f"[{r.min}-{r.max}]"
+    """Kafka's ``VersionRange.toString``: ``4-7``, ``3`` when min == max, ``1+`` up to Short.MAX."""
+    if r.min == r.max:
+        return str(r.min)
+    if r.max == 0x7FFF:
+        return f"{r.min}+"
+    return f"{r.min}-{r.max}"
 
 
 def reason_not_supported(level: int, who: str, supported: VersionRange) -> str | None:
@@ -144,7 +149,7 @@ def _why_unsupported(image: MetadataImage, node_id: int, name: str, level: int,
         return why
     for broker_id in image.cluster.broker_ids():
         ranges = image.cluster.brokers[broker_id].supported_features
-        why = reason_not_supported(level, f"broker {broker_id}", ranges.get(name, DISABLED))
+        why = reason_not_supported(level, f"Broker {broker_id}", ranges.get(name, DISABLED))
         if why:
             return why
     if V.is_controller_registration_supported(metadata_version(image)):
@@ -153,7 +158,7 @@ def _why_unsupported(image: MetadataImage, node_id: int, name: str, level: int,
             if controller_id == node_id:
                 continue
             ranges = image.cluster.controllers[controller_id].supported_features
-            why = reason_not_supported(level, f"controller {controller_id}",
+            why = reason_not_supported(level, f"Controller {controller_id}",
                                        ranges.get(name, DISABLED))
             if why:
                 return why
@@ -183,8 +188,7 @@ def _metadata_version_change(image: MetadataImage, level: int,
                 level, "Unsafe metadata downgrade is not supported in this version.")
         return _invalid_metadata_version(
             level, "Refusing to perform the requested downgrade because it might delete "
-                   "metadata information. Retry using UNSAFE_DOWNGRADE if you want to force "
-                   "the downgrade to proceed.")
+                   "metadata information.")
     return None
 
 
@@ -276,7 +280,8 @@ def update_features(ctx: ControllerContext, request: M.UpdateFeaturesRequest, *,
         records.append(rec)
     results = tuple(FeatureResult(feature=name, error_code=ErrorCode.NONE, error_message=None)
                     for name in updates)
-    response = M.UpdateFeaturesResponse(error_code=ErrorCode.NONE, results=results)
+    response = M.UpdateFeaturesResponse(error_code=ErrorCode.NONE, error_message=None,
+                                        results=results)
     if request.validate_only:
         return ControllerResult((), response)
     if updates.get(FV.ELR_VERSION) is not None and \

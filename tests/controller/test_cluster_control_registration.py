@@ -124,8 +124,7 @@ def test_retry_before_catching_up_waits_for_the_amended_record():
 
 def test_other_incarnation_is_refused_while_the_old_lease_lives():
     h = Harness(18)
-    epoch = h.register(1).broker_epoch
-    h.heartbeat(1, want_fence=True)   # alive, though fenced: contact all the same
+    epoch = h.start_broker(1)         # unfenced, in contact
     contact = h.now_ms
     h.advance(SESSION_MS)             # exactly at the end of the session: still valid
     response = h.register(1, uid(77))
@@ -137,6 +136,16 @@ def test_other_incarnation_is_refused_while_the_old_lease_lives():
     assert response.error_code == ErrorCode.NONE and response.broker_epoch > epoch
     broker = h.image.cluster.broker(1)
     assert broker.incarnation_id == uid(77) and broker.fenced
+
+
+def test_a_fenced_broker_has_no_session_to_defend():
+    """Kafka's BrokerHeartbeatManager.hasValidSession is false for a fenced broker, however
+    recent its contact: another incarnation registers at once."""
+    h = Harness(18)
+    epoch = h.register(1).broker_epoch
+    h.heartbeat(1, want_fence=True)   # alive, but fenced
+    response = h.register(1, uid(77))
+    assert response.error_code == ErrorCode.NONE and response.broker_epoch > epoch
 
 
 def test_other_incarnation_replaces_an_unfenced_broker_whose_lease_expired():
