@@ -211,13 +211,18 @@ def _registration_record(ctx: ControllerContext, manager: BrokerHeartbeatManager
     existing = image.cluster.broker(request.broker_id)
     same_incarnation = existing is not None and existing.incarnation_id == request.incarnation_id
     if existing is not None and not same_incarnation:
-        # Kafka's hasValidSession: a fenced broker has no session (a controlled shutdown ends
-        # fenced, so its next incarnation registers at once); an unfenced one keeps its id until
-        # its session runs out, whatever PreviousBrokerEpoch the newcomer names (that only
-        # decides whether the old incarnation shut down cleanly)
-        if not existing.fenced and manager.has_valid_session(existing, ctx.now_ms):
+        # Kafka 4.x's BrokerHeartbeatTracker: a session is the (id, epoch)'s last contact, fenced
+        # or not, so a live fenced broker holds its id too. A newcomer naming the registered
+        # epoch as its PreviousBrokerEpoch (the clean-shutdown file) proves that incarnation
+        # shut down cleanly, which a controlled shutdown leaves *fenced*: only then may it take
+        # the id at once. A live unfenced broker is never displaced, whatever epoch is named.
+        proves_clean = getattr(request, "previous_broker_epoch", -1) == existing.epoch
+        if manager.has_valid_session(existing, ctx.now_ms) and \
+                not (proves_clean and existing.fenced):
             raise _Refused(ErrorCode.DUPLICATE_BROKER_REGISTRATION,
-                           "Another broker is registered with that broker id.")
+                           "Another broker is registered with that broker id. If the broker was "
+                           "recently restarted this should self-resolve once the heartbeat "
+                           "manager expires the broker's session.")
         manager.remove(request.broker_id)  # the old incarnation's session is over
     if request.is_migrating_zk_broker:
         raise _Refused(ErrorCode.BROKER_ID_NOT_REGISTERED,

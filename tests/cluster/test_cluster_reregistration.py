@@ -1,10 +1,10 @@
 """Broker re-registration as Kafka 4.x's ClusterControlManager decides it.
 
-* A fenced broker has no session (``BrokerHeartbeatManager.hasValidSession``): after a
-  controlled shutdown (which ends fenced) the next incarnation registers at once.
-* A live, unfenced broker keeps its id until its session runs out: another incarnation gets
-  DUPLICATE_BROKER_REGISTRATION, *whatever PreviousBrokerEpoch it names* (that field only says
-  whether the old incarnation shut down cleanly; it never displaces a live broker).
+* A session is the last contact of (broker id, epoch), fenced or not (4.x's
+  BrokerHeartbeatTracker): while it lasts another incarnation gets DUPLICATE_BROKER_REGISTRATION.
+* The clean-shutdown proof (PreviousBrokerEpoch == the registered epoch, from
+  ``.kafka_cleanshutdown``) lets the next incarnation in at once over a *fenced* registration,
+  which is how a controlled shutdown ends; it never displaces a live, unfenced broker.
 """
 
 from __future__ import annotations
@@ -37,13 +37,15 @@ def test_previous_broker_epoch_never_displaces_a_live_unfenced_broker(seed):
 
 
 @pytest.mark.parametrize("seed", range(3))
-def test_a_fenced_broker_has_no_session(seed):
+def test_after_a_controlled_shutdown_the_proof_lets_the_next_incarnation_in(seed):
     c = Cluster(3, 3, seed=seed)
     c.controlled_shutdown(c.brokers[1])
     old = c.metadata.cluster.broker(1)
     assert old.fenced
     body = registration(c, 1, uuid(seed * 7 + 2), log_dirs=list(old.log_dirs))
-    r = c.request(body)                                        # no clean-shutdown proof at all
+    r = c.request(body)                                        # no clean-shutdown proof
+    assert name(r.error_code) == "DUPLICATE_BROKER_REGISTRATION"
+    r = c.request(body.replace(previous_broker_epoch=old.epoch))
     assert name(r.error_code) == "NONE" and r.broker_epoch > old.epoch
 
 
