@@ -99,17 +99,18 @@ def registration_feature_error(finalized: Mapping[str, int],
                                supported: Iterable[tuple[str, VersionRange]]) -> str | None:
     """Why a node announcing ``supported`` may not register, or None.
 
-    Every finalized feature must be in the node's range: one it does not mention counts as
-    [0, 0] (so only a level of 0 passes), except metadata.version, which a node that does not
-    mention it is assumed to support at 3.0-IV1 only (Kafka's registration rules).
+    Kafka 4.x's ``processRegistrationFeature``: every feature the node names must include the
+    finalized level, a feature the cluster has not finalized counting as level 0 (so a node
+    announcing only [1, 1] of it is refused); every finalized feature it does not name counts
+    as [0, 0]; metadata.version, unnamed, as 3.0-IV1 only.
     """
     ranges = dict(supported)
     ranges.setdefault(FEATURE_NAME, VersionRange(V.MINIMUM_KRAFT_VERSION,
                                                  V.MINIMUM_KRAFT_VERSION))
     for name in list(ranges) + sorted(set(finalized) - set(ranges)):
-        level = finalized.get(name)
-        if level is None:
-            continue  # a feature the cluster has not finalized: nothing to check
+        level = finalized.get(name, V.MINIMUM_KRAFT_VERSION if name == FEATURE_NAME else 0)
+        if level == 0 and name not in ranges:
+            continue  # not finalized and not named: nothing to check
         r = ranges.get(name, DISABLED)
         if not r.min <= level <= r.max:
             return (f"Unable to register because the broker does not support finalized version "

@@ -40,3 +40,17 @@ def test_registration_with_unsupported_metadata_version():
     assert h.register(0, mv_range=None).error_code == ErrorCode.UNSUPPORTED_VERSION
     assert h.register(0, mv_range=(7, 7)).error_code == ErrorCode.UNSUPPORTED_VERSION
     assert h.register(0, mv_range=(1, 7)).error_code == ErrorCode.NONE
+
+
+def test_a_feature_the_cluster_has_not_finalized_counts_as_level_0():
+    """processRegistrationFeature: versionOrDefault(name, 0) must be in the announced range, so a
+    broker that can only run an unfinalized feature at [1, 1] is refused (issue 8: the kit
+    accepted it)."""
+    h = Harness(15)
+    announced = [(MV, VersionRange(1, 15)), ("group.version", VersionRange(1, 1))]
+    assert registration_feature_error(finalized_features(h.image), announced) == (
+        "Unable to register because the broker does not support finalized version 0 of "
+        "group.version. The broker wants a version between 1 and 1, inclusive.")
+    assert h.register(0, features=[("group.version", 1, 1)]).error_code == \
+        ErrorCode.UNSUPPORTED_VERSION
+    assert h.register(0, features=[("group.version", 0, 1)]).error_code == ErrorCode.NONE
