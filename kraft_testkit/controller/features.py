@@ -1,11 +1,12 @@
 """Finalized features: metadata.version as the gate of every record shape, and UpdateFeatures.
 
-After Kafka's ``FeatureControlManager`` and ``QuorumFeatures``. A feature level may change only
-if this controller's software, every registered broker and every registered controller support
-it; metadata.version downgrades are allowed only between levels whose metadata did not change
-(an "unsafe" downgrade across a metadata change is refused, as released Kafka still does); a
-level of 0 removes a feature (a FeatureLevelRecord with level 0). Errors are per feature, in
-the response, never raised.
+After Kafka 4.x's ``FeatureControlManager`` and ``QuorumFeatures``. A feature level may change
+only if this controller's software, every registered broker and every registered controller
+support it, and its dependencies hold (metadata/feature_versions.py); metadata.version
+downgrades are allowed only between levels whose metadata did not change (an "unsafe" downgrade
+across a metadata change is refused, as released Kafka still does); a level of 0 removes a
+feature (a FeatureLevelRecord with level 0). The first failing update fails the whole request
+with a top-level error in the response (never raised), as Kafka 4.x answers.
 """
 
 from __future__ import annotations
