@@ -8,8 +8,8 @@ the *committed* image, as Kafka's controller does: they must not show uncommitte
 from __future__ import annotations
 
 from ..protocol import messages as M
-from . import (acls, bootstrap, cluster, configs, features, noop, producer_ids, quotas,
-               replication, scram, tokens)
+from . import (acls, bootstrap, cluster, configs, features, log_dirs, noop, producer_ids,
+               quotas, replication, scram, tokens)
 from .quorum_controller import QuorumController, handles
 from .result import ControllerContext, ControllerResult
 
@@ -31,6 +31,7 @@ COMMANDS = {
     M.BrokerHeartbeatRequest: cluster.process_broker_heartbeat,
     M.UnregisterBrokerRequest: cluster.unregister_broker,
     M.ControllerRegistrationRequest: cluster.register_controller,
+    M.AssignReplicasToDirsRequest: log_dirs.assign_replicas_to_dirs,
 }
 
 #: reads that answer from the committed image with (image, request)
