@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 import tempfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from .admin import ADMIN_NODE_ID, AdminClientNode
@@ -43,8 +43,13 @@ from .sim.facade import SimulationFacade
 from .sim.rng import RngTree
 
 CONTROLLER_ID_BASE = 1000
-_DEFAULTS = {"configs": None, "combined": False, "metadata_version": 19, "wire": True,
-             "broker_self_fencing": False, "seed_defaults": False}
+#: where virtual time 0 sits on the real clock, for record batch timestamps: a fixed instant
+#: (2026-01-01T00:00:00Z), so the same seed writes the same bytes; set
+#: ``configs={"testkit.log.time.base.ms": ...}`` for another (e.g. the wall clock at build time)
+DEFAULT_START_MS = 1_767_225_600_000
+
+_DEFAULTS = {"configs": None, "combined": False, "metadata_version": 29, "wire": True,
+             "broker_self_fencing": False, "seed_defaults": False, "features": None}
 STORAGES = ("memory", "tmpdir")
 REQUEST_TIMEOUT_MS = 5_000
 
@@ -136,7 +141,12 @@ class Cluster(SimulationFacade, AdminOperations):
       default, as in released Kafka, where a cut-off broker serves on until the controller fences
       it and it learns so from the metadata log;
     * ``racks``: a rack per broker (a list) or a number of racks to spread brokers over;
-    * ``metadata_version``: the bootstrap metadata.version (level or name, default 3.7-IV4);
+    * ``metadata_version``: the bootstrap metadata.version (level or name; default 4.2-IV1, Kafka
+      4.2's latest production level; a non-production level needs
+      ``configs={"unstable.feature.versions.enable": True}``);
+    * ``features``: other finalized feature levels at bootstrap, as ``kafka-storage format
+      --feature`` sets them (``{"eligible.leader.replicas.version": 0}``); unnamed features get
+      their default level at that metadata.version;
     * ``wire``: encode every message to Kafka bytes and back (default on);
     * ``combined``: ``process.roles=broker,controller`` on nodes 0..controllers-1 (brokers
       beyond them are broker-only); otherwise controllers are separate nodes 1000, 1001, ...;
@@ -161,10 +171,11 @@ class Cluster(SimulationFacade, AdminOperations):
                  storage: str = "memory", data_dir: str | os.PathLike | None = None,
                  configs: Mapping[str, object] | None = None, seed_defaults: bool = False,
                  broker_self_fencing: bool = False,
-                 racks: Sequence[str] | int | None = None, metadata_version: int | str = 19,
+                 racks: Sequence[str] | int | None = None, metadata_version: int | str = 29,
                  wire: bool = True, invariants: bool = True, link: LinkProfile | None = None,
                  boot: bool = True, boot_timeout_ms: int = 60_000, combined: bool = False,
-                 trace_keep: int | None = 10_000, names: str = "short") -> None:
+                 trace_keep: int | None = 10_000, names: str = "short",
+                 features: Mapping[str, int] | None = None) -> None:
         from .controller.handlers import build_controller
         from .invariants import ClusterInvariants
         from .node import KraftNode
@@ -177,6 +188,8 @@ class Cluster(SimulationFacade, AdminOperations):
             raise ConfigError(f"storage must be one of {', '.join(STORAGES)}, got {storage!r}")
         raft_overrides, node_overrides = split_configs(configs)
         self.raft_config = RaftConfig.from_kafka(raft_overrides)
+        if "testkit.log.time.base.ms" not in raft_overrides:  # record timestamps: a real instant
+            self.raft_config = replace(self.raft_config, log_time_base_ms=DEFAULT_START_MS)
         if type(broker_self_fencing) is not bool:
             raise ConfigError(f"broker_self_fencing must be True or False, got "
                               f"{broker_self_fencing!r}")
@@ -190,7 +203,8 @@ class Cluster(SimulationFacade, AdminOperations):
         if storage == "tmpdir":
             self.data_dir = os.fspath(data_dir) if data_dir is not None else \
                 tempfile.mkdtemp(prefix="kraft-testkit-")
-        self.metadata_version = _checked_metadata_version(metadata_version)
+        self.metadata_version = _checked_metadata_version(metadata_version, features,
+                                                          self.config)
         id_rng = RngTree(seed).child("cluster")
         self.cluster_id = str(Uuid.random(id_rng.child("cluster-id")))
         # combined mode (process.roles=broker,controller): nodes 0..n-1 are controllers too
@@ -219,7 +233,8 @@ class Cluster(SimulationFacade, AdminOperations):
         shape += [f"{k}={v!r}" for k, v in (("configs", configs), ("combined", combined),
                                              ("metadata_version", metadata_version),
                                              ("wire", wire), ("seed_defaults", seed_defaults),
-                                             ("broker_self_fencing", broker_self_fencing))
+                                             ("broker_self_fencing", broker_self_fencing),
+                                             ("features", features))
                   if v != _DEFAULTS[k]]
         self.sim.replay_hint = f"Cluster({', '.join(shape)}) and the same steps"
         self.invariants = ClusterInvariants(self)
@@ -234,7 +249,7 @@ class Cluster(SimulationFacade, AdminOperations):
                 host=hosts.get(ctx.node_id),
                 controller_factory=lambda nid, rng: build_controller(
                     nid, rng, cluster_id=self.cluster_id, config=self.config,
-                    metadata_version=metadata_version))
+                    metadata_version=metadata_version, features_levels=features))
 
         for n in sorted(self.roles):
             self.sim.add_node(n, factory, disk=self._disk(n))
@@ -496,19 +511,24 @@ class BrokerStatus:
     metadata_offset: int
 
 
-def _checked_metadata_version(metadata_version: int | str) -> int | str:
-    """A bootstrap metadata.version the controller can write, else a ConfigError naming it."""
+def _checked_metadata_version(metadata_version: int | str, features=None,
+                              config: NodeConfig | None = None) -> int | str:
+    """A bootstrap metadata.version (and feature levels) the controller can write, else a
+    ConfigError naming it."""
     from .controller.bootstrap import BootstrapMetadata
 
     try:
-        BootstrapMetadata.from_version(metadata_version)
+        BootstrapMetadata.from_version(
+            metadata_version, features,
+            unstable=bool(config and config.unstable_feature_versions_enable))
     except (KraftError, ValueError, KeyError) as e:
         from .metadata import versions as V
 
         raise ConfigError(
             f"metadata_version {metadata_version!r} cannot bootstrap a cluster ({e}); use a "
-            f"level {V.MINIMUM_BOOTSTRAP_VERSION}..{V.LATEST} or a name from "
-            f"{V.BY_LEVEL[V.MINIMUM_BOOTSTRAP_VERSION].name} to {V.BY_LEVEL[V.LATEST].name}") from None
+            f"level {V.MINIMUM_BOOTSTRAP_VERSION}..{V.LATEST_PRODUCTION} or a name from "
+            f"{V.BY_LEVEL[V.MINIMUM_BOOTSTRAP_VERSION].name} to "
+            f"{V.BY_LEVEL[V.LATEST_PRODUCTION].name}") from None
     return metadata_version
 
 

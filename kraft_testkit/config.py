@@ -30,11 +30,15 @@ class NodeConfig:
     broker_session_timeout_ms: int = 9000
     metadata_max_idle_interval_ms: int = 500
     snapshot_max_new_record_bytes: int = 20 * 1024 * 1024
+    snapshot_max_interval_ms: int = 60 * 60 * 1000
     num_partitions: int = 1
     default_replication_factor: int = 1
     unclean_leader_election_enable: bool = False
+    unclean_leader_election_interval_ms: int = 300_000
     auto_leader_rebalance_enable: bool = True
     leader_imbalance_check_interval_seconds: int = 300
+    unstable_feature_versions_enable: bool = False
+    min_insync_replicas: int = 1
     # broker side
     broker_heartbeat_interval_ms: int = 2000
     broker_heartbeat_timeout_ms: int = 18000
@@ -43,6 +47,7 @@ class NodeConfig:
     replica_fetch_backoff_ms: int = 1000
     controlled_shutdown_enable: bool = True
     broker_self_fencing: bool = False  # KIP-343, the seeds' proposal; not released Kafka
+    broker_reregister_on_stale_epoch: bool = False
 
     @classmethod
     def from_kafka(cls, overrides: Mapping[str, object] | None = None, *,
@@ -95,11 +100,15 @@ KEYS: dict[str, tuple[str, type, int]] = {
     "broker.session.timeout.ms": ("broker_session_timeout_ms", int, 1),
     "metadata.max.idle.interval.ms": ("metadata_max_idle_interval_ms", int, 0),
     "metadata.log.max.record.bytes.between.snapshots": ("snapshot_max_new_record_bytes", int, 1),
+    "metadata.log.max.snapshot.interval.ms": ("snapshot_max_interval_ms", int, 0),
     "num.partitions": ("num_partitions", int, 1),
     "default.replication.factor": ("default_replication_factor", int, 1),
     "unclean.leader.election.enable": ("unclean_leader_election_enable", bool, 0),
+    "unclean.leader.election.interval.ms": ("unclean_leader_election_interval_ms", int, 1),
     "auto.leader.rebalance.enable": ("auto_leader_rebalance_enable", bool, 0),
     "leader.imbalance.check.interval.seconds": ("leader_imbalance_check_interval_seconds", int, 1),
+    "unstable.feature.versions.enable": ("unstable_feature_versions_enable", bool, 0),
+    "min.insync.replicas": ("min_insync_replicas", int, 1),
     "broker.heartbeat.interval.ms": ("broker_heartbeat_interval_ms", int, 1),
     "broker.heartbeat.timeout.ms": ("broker_heartbeat_timeout_ms", int, 1),
     "initial.broker.registration.timeout.ms": ("initial_broker_registration_timeout_ms", int, 1),
@@ -107,6 +116,8 @@ KEYS: dict[str, tuple[str, type, int]] = {
     "replica.fetch.backoff.ms": ("replica_fetch_backoff_ms", int, 0),
     "controlled.shutdown.enable": ("controlled_shutdown_enable", bool, 0),
     "testkit.broker.self.fencing.enable": ("broker_self_fencing", bool, 0),
+    # the kit's own switch (not a Kafka key): re-register on STALE_BROKER_EPOCH
+    "testkit.broker.reregister.on.stale.epoch": ("broker_reregister_on_stale_epoch", bool, 0),
 }
 assert {a for a, _, _ in KEYS.values()} == {f.name for f in fields(NodeConfig)}
 

@@ -72,11 +72,17 @@ class ClusterInvariants:
                            f"epoch {reg.epoch}")
             if reg.epoch > top:
                 self._epochs[key] = reg.epoch
+        elr_on = image.features.finalized.get("eligible.leader.replicas.version", 0) >= 1
         for topic in image.topics:
             for pid, p in topic.partitions.items():
                 where = f"{topic.name}-{pid} on node {node} at offset {image.provenance.offset}"
-                if not p.isr:
-                    self._fail(sim, "ISR never empty", f"{where}: empty ISR")
+                if not p.isr and not (elr_on or p.elr or p.last_known_elr):
+                    # with ELR (KIP-966) Kafka writes an empty ISR: the ELR remembers who may lead
+                    self._fail(sim, "ISR never empty without ELR", f"{where}: empty ISR")
+                if set(p.elr) & set(p.isr):
+                    # (not "within replicas": Kafka's builder keeps a reassigned-away ELR member)
+                    self._fail(sim, "ELR apart from the ISR",
+                               f"{where}: ELR {list(p.elr)}, ISR {list(p.isr)}")
                 if not set(p.isr) <= set(p.replicas):
                     self._fail(sim, "ISR within replicas",
                                f"{where}: ISR {list(p.isr)} not within replicas {list(p.replicas)}")

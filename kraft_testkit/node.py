@@ -27,7 +27,9 @@ from .config import NodeConfig
 from .controller.quorum_controller import HANDLERS, QuorumController
 from .metadata import MetadataImage
 from .metadata.registrations import Endpoint
+from .metadata.snapshot_generator import SnapshotGenerator
 from .protocol import messages as M
+from .protocol.frames import encode_record
 from .protocol.records import RecordBatch
 from .protocol.uuid import Uuid
 from .raft import rpc
@@ -40,10 +42,15 @@ ROLES = (("controller",), ("broker",), ("broker", "controller"))
 
 
 class FanOutListener:
-    """Hands what Raft commits to several listeners; the first snapshot request wins."""
+    """Hands what Raft commits to several listeners, then asks the node's SnapshotGenerator
+    (Kafka runs one on every node, broker or controller) whether to snapshot the image."""
 
-    def __init__(self, *listeners: object) -> None:
+    def __init__(self, *listeners: object, generator: SnapshotGenerator | None = None,
+                 image: Callable[[], MetadataImage] | None = None) -> None:
         self.listeners = [lst for lst in listeners if lst is not None]
+        self.generator = generator
+        self.image = image
+        self.now_ms = 0
 
     def handle_commit(self, batches: Sequence[RecordBatch]) -> Sequence[bytes] | None:
         snapshot = None
@@ -51,9 +58,18 @@ class FanOutListener:
             result = lst.handle_commit(batches)
             if snapshot is None:
                 snapshot = result
+        if snapshot is None and self.generator is not None and self.image is not None:
+            image = self.image()
+            if self.generator.on_commit(batches, self.now_ms, image.in_transaction):
+                snapshot = [encode_record(r) for r in image.write()]
+                for lst in self.listeners:
+                    if hasattr(lst, "note_snapshot"):
+                        lst.note_snapshot(batches[-1].last_offset)
         return snapshot
 
     def handle_load_snapshot(self, snapshot: Snapshot) -> None:
+        if self.generator is not None:
+            self.generator.reset(self.now_ms)
         for lst in self.listeners:
             lst.handle_load_snapshot(snapshot)
 
@@ -105,15 +121,18 @@ class ControllerRegistrar:
 
     RETRY_MS = 1_000
 
-    def __init__(self, node_id: int, rng: random.Random, host: str | None = None) -> None:
+    def __init__(self, node_id: int, rng: random.Random, host: str | None = None,
+                 unstable: bool = False) -> None:
         self.node_id = node_id
         self.host = host or f"controller-{node_id}"
+        self.unstable = unstable
         self.incarnation_id = Uuid.random(rng)
         self._cid = 0
         self._in_flight: tuple[int, int] | None = None  # (correlation id, sent at)
 
     def poll(self, image: MetadataImage, leader: int | None, now_ms: int) -> list:
         from .metadata import versions as V
+        from .metadata.feature_versions import supported_ranges
 
         mv = image.metadata_version
         if leader is None or mv is None or not V.is_controller_registration_supported(mv):
@@ -130,8 +149,9 @@ class ControllerRegistrar:
                  zk_migration_ready=False,
                  listeners=[R.Listener(name="CONTROLLER", host=self.host,
                                        port=9093, security_protocol=0)],
-                 features=[R.Feature(name="metadata.version", min_supported_version=1,
-                                     max_supported_version=V.LATEST)])
+                 features=[R.Feature(name=name, min_supported_version=low,
+                                     max_supported_version=high)
+                           for name, (low, high) in supported_ranges(unstable=self.unstable).items()])
         return [(leader, rpc.request(self._cid, body))]
 
     def handles(self, msg: object) -> bool:
@@ -164,13 +184,16 @@ class KraftNode:
         self.registrar: ControllerRegistrar | None = None
         if self.controller is not None:
             self.registrar = ControllerRegistrar(ctx.node_id, random.Random(ctx.rng.getrandbits(64)),
-                                                 host)
+                                                 host, config.unstable_feature_versions_enable)
         logic_rng = random.Random(ctx.rng.getrandbits(64)) if "broker" in self.roles else None
         self.listener = MetadataListener() if "broker" in self.roles else None
+        self.snapshots = SnapshotGenerator(config.snapshot_max_new_record_bytes,
+                                           config.snapshot_max_interval_ms)
+        self._fan_out = FanOutListener(self.controller, self.listener, generator=self.snapshots,
+                                       image=self._snapshot_image)
         self.raft = RaftReplica(ctx.node_id, voters=voters, rng=ctx.rng, disk=ctx.disk,
                                 config=raft_config, cluster_id=cluster_id,
-                                incarnation=ctx.incarnation,
-                                listener=FanOutListener(self.controller, self.listener),
+                                incarnation=ctx.incarnation, listener=self._fan_out,
                                 directory_id=directory_id)
         if self.controller is not None:
             self.controller.raft = self.raft
@@ -199,6 +222,12 @@ class KraftNode:
             return self.listener.image
         return self.controller.committed  # type: ignore[union-attr]
 
+    def _snapshot_image(self) -> MetadataImage:
+        """What this node snapshots: the controller's committed image, else the broker's."""
+        if self.controller is not None:
+            return self.controller.committed
+        return self.listener.image  # type: ignore[union-attr]
+
     @property
     def state_name(self) -> str:
         return self.logic.state.name if self.logic is not None else "NOT_RUNNING"
@@ -214,6 +243,7 @@ class KraftNode:
     # ------------------------------------------------------------- simulator contract
 
     def _clock(self, now_ms: int) -> None:
+        self._fan_out.now_ms = now_ms
         if self.controller is not None:
             self.controller.now_ms = now_ms  # commits reach it through Raft, without a time
 

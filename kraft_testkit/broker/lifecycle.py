@@ -19,9 +19,11 @@ After Kafka's ``BrokerLifecycleManager`` (KIP-631), plus KIP-343's broker-side t
   a broker that cannot reach the controller keeps serving until the controller fences it and it
   learns so from the metadata log.
 
-Deviations, on purpose: STALE_BROKER_EPOCH / BROKER_ID_NOT_REGISTERED on a heartbeat make the
-broker register again with the same incarnation id (released Kafka only retries the heartbeat,
-which never recovers; the controller treats a same-incarnation registration as an amendment).
+STALE_BROKER_EPOCH / BROKER_ID_NOT_REGISTERED on a heartbeat are retried after the backoff, as
+released Kafka's broker does (it never recovers: the process must restart). The kit's opt-in
+``testkit.broker.reregister.on.stale.epoch=true`` makes the broker register again with the same
+incarnation id instead (the controller treats that as an amendment).
+Deviations, on purpose:
 A request supersedes the one in flight when the broker must speak at once (Kafka sends both);
 a controller change re-sends the request in flight to the new controller, as Kafka's
 controller channel does when it reconnects.
@@ -328,7 +330,7 @@ class Lifecycle:
 
     def _on_heartbeat_response(self, body: Any, now_ms: int) -> None:
         error = body.error_code
-        if error in REREGISTER_ERRORS:
+        if error in REREGISTER_ERRORS and self.config.broker_reregister_on_stale_epoch:
             self._events.add(now_ms, f"heartbeat refused: {_error_name(error)}; registering again")
             self.registered = False
             self._communicate(now_ms)

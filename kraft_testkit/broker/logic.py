@@ -57,8 +57,7 @@ class BrokerLogic:
                  log_dirs: Sequence[Uuid] | None = None,
                  local_replicas: Iterable[tuple[Uuid, str, int]] = (),
                  previous_broker_epoch: int = -1,
-                 metadata_versions: tuple[int, int] = (V.MINIMUM_KRAFT_VERSION,
-                                                       V.LATEST_PRODUCTION),
+                 metadata_versions: tuple[int, int] | None = None,
                  request_timeout_ms: int | None = None,
                  controlled_shutdown_timeout_ms: int = CONTROLLED_SHUTDOWN_TIMEOUT_MS) -> None:
         self.broker_id = broker_id
@@ -73,7 +72,7 @@ class BrokerLogic:
         self.lifecycle = Lifecycle(
             broker_id, cluster_id, config, rng, self._out, self.events,
             incarnation_id=incarnation_id, listeners=self.listeners, rack=rack, log_dirs=dirs,
-            features={V.FEATURE_NAME: metadata_versions},
+            features=_supported_features(config, metadata_versions),
             previous_broker_epoch=previous_broker_epoch, request_timeout_ms=request_timeout_ms,
             controlled_shutdown_timeout_ms=controlled_shutdown_timeout_ms)
         self.alter = AlterPartitionManager(broker_id, self._out, self.events,
@@ -263,3 +262,16 @@ def _is(body: Any, cls: type) -> bool:
 
 def _body(msg: object) -> Any:
     return msg.body if isinstance(msg, (rpc.Request, rpc.Response)) else msg
+
+
+def _supported_features(config: NodeConfig, metadata_versions: tuple[int, int] | None
+                        ) -> dict[str, tuple[int, int]]:
+    """What this broker announces: Kafka 4.2's features at their production levels (testing
+    levels too with unstable.feature.versions.enable); ``metadata_versions`` overrides the
+    metadata.version range."""
+    from ..metadata.feature_versions import supported_ranges
+
+    out = supported_ranges(unstable=config.unstable_feature_versions_enable)
+    if metadata_versions is not None:
+        out[V.FEATURE_NAME] = tuple(metadata_versions)
+    return out

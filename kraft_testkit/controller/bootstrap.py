@@ -19,7 +19,8 @@ from ..metadata import MetadataImage
 from ..metadata import versions as V
 from ..protocol import messages as M
 from ..protocol.frames import MetadataRecord
-from .features import ZkMigrationState, feature_level_record
+from ..metadata import feature_versions as FV
+from .features import BROKER_RESOURCE, MIN_ISR, ZkMigrationState, feature_level_record
 from .result import record
 
 TRANSACTION_NAME = "Bootstrap records"
@@ -41,18 +42,46 @@ class BootstrapMetadata:
 
     @classmethod
     def from_version(cls, metadata_version: int | str, features: Mapping[str, int] | None = None,
-                     source: str = "the default bootstrap") -> BootstrapMetadata:
-        """metadata.version (level or name like ``"3.7-IV4"``) and other feature levels; a
-        feature at level 0 is simply not finalized."""
+                     source: str = "the default bootstrap", *, unstable: bool = False,
+                     min_insync_replicas: int = 1) -> BootstrapMetadata:
+        """metadata.version (level or name like ``"4.2-IV1"``) and other feature levels, as
+        Kafka's format step computes them: features not given get their default level at that
+        metadata.version (``Feature.defaultVersion``: at 4.2-IV1 group.version 1,
+        transaction.version 2, eligible.leader.replicas.version 1, share.version 1,
+        streams.version 1); a non-production level needs ``unstable``; every level must meet
+        its dependencies; a feature at level 0 is simply not finalized. With ELR on, Kafka's
+        ELR safety record (a cluster-level min.insync.replicas) follows the feature records."""
         try:
-            mv = V.get(metadata_version).level
+            mv = V.check_usable(metadata_version, unstable=unstable).level
         except KraftError as e:
             raise BootstrapError(str(e)) from None
-        others = dict(features or {})
+        levels = FV.default_levels(mv)
+        for name, level in (features or {}).items():
+            if name == V.FEATURE_NAME:
+                continue
+            feature = FV.FEATURES.get(name)
+            if feature is None:
+                raise BootstrapError(f"Unsupported feature: {name}. Supported features are: "
+                                     f"{', '.join(sorted(FV.FEATURES))}")
+            if type(level) is not int or feature.level(level, unstable=unstable) is None:
+                raise BootstrapError(f"No feature:{name} with feature level {level}")
+            levels[name] = level
+        if levels[FV.KRAFT_VERSION] != 0:
+            raise BootstrapError("kraft.version 1 needs a dynamic quorum (KIP-853), which the "
+                                 "kit does not implement: its voters are static (kraft.version 0)")
+        levels[V.FEATURE_NAME] = mv
+        for name in sorted(FV.FEATURES):
+            try:
+                FV.validate_level(name, levels[name], levels)
+            except FV.FeatureDependencyError as e:
+                raise BootstrapError(str(e)) from None
         records = [feature_level_record(V.FEATURE_NAME, mv)]
-        for name in sorted(others):
-            if name != V.FEATURE_NAME and others[name] > 0:
-                records.append(feature_level_record(name, others[name]))
+        for name in FV.RECORDED:
+            if levels[name] > 0:
+                records.append(feature_level_record(name, levels[name]))
+        if levels[FV.ELR_VERSION] >= 1:
+            records.append(record(M.ConfigRecord(resource_type=BROKER_RESOURCE, resource_name="",
+                                                 name=MIN_ISR, value=str(min_insync_replicas)), 0))
         return cls.from_records(records, source)
 
     @classmethod
@@ -75,11 +104,12 @@ class BootstrapMetadata:
 
 
 def bootstrap_records(metadata_version: int | str,
-                      features: Mapping[str, int] | None = None) -> list[MetadataRecord]:
+                      features: Mapping[str, int] | None = None, *,
+                      unstable: bool = False) -> list[MetadataRecord]:
     """The records an empty log gets at this metadata.version, exactly as the first active
     controller writes them (with the transaction markers where the version has them)."""
-    return activation_records(MetadataImage.EMPTY,
-                              BootstrapMetadata.from_version(metadata_version, features))
+    return activation_records(MetadataImage.EMPTY, BootstrapMetadata.from_version(
+        metadata_version, features, unstable=unstable))
 
 
 def is_empty_log(image: MetadataImage) -> bool:

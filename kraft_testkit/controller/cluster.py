@@ -38,6 +38,7 @@ from .features import (
     zk_migration_state,
 )
 from .heartbeats import BrokerControlState, BrokerHeartbeatManager
+from .log_dirs import handle_directories_offline
 from .result import ControllerContext, ControllerResult, record
 
 #: where the lease soft state lives in ``ControllerContext.extra``
@@ -210,10 +211,14 @@ def _registration_record(ctx: ControllerContext, manager: BrokerHeartbeatManager
     existing = image.cluster.broker(request.broker_id)
     same_incarnation = existing is not None and existing.incarnation_id == request.incarnation_id
     if existing is not None and not same_incarnation:
-        # a broker that shut down cleanly names the epoch it had (KIP-966's PreviousBrokerEpoch,
-        # from its clean-shutdown file): that proves the old incarnation is gone
-        clean_restart = getattr(request, "previous_broker_epoch", -1) == existing.epoch
-        if manager.has_valid_session(existing, ctx.now_ms) and not clean_restart:
+        # Kafka 4.x's BrokerHeartbeatTracker: a session is the (id, epoch)'s last contact, fenced
+        # or not, so a live fenced broker holds its id too. A newcomer naming the registered
+        # epoch as its PreviousBrokerEpoch (the clean-shutdown file) proves that incarnation
+        # shut down cleanly, which a controlled shutdown leaves *fenced*: only then may it take
+        # the id at once. A live unfenced broker is never displaced, whatever epoch is named.
+        proves_clean = getattr(request, "previous_broker_epoch", -1) == existing.epoch
+        if manager.has_valid_session(existing, ctx.now_ms) and \
+                not (proves_clean and existing.fenced):
             raise _Refused(ErrorCode.DUPLICATE_BROKER_REGISTRATION,
                            "Another broker is registered with that broker id. If the broker was "
                            "recently restarted this should self-resolve once the heartbeat "
@@ -276,10 +281,21 @@ def register_broker(ctx: ControllerContext, request: M.BrokerRegistrationRequest
         rec = _registration_record(ctx, manager, request)
     except _Refused as refused:
         return ControllerResult((), M.BrokerRegistrationResponse(error_code=refused.code))
+    existing = ctx.image.cluster.broker(request.broker_id)
+    cleanup: list[MetadataRecord] = []
+    if existing is not None and existing.incarnation_id != request.incarnation_id:
+        # Kafka 4.x (handleBrokerShutdown): a new incarnation leaves the ISRs before its
+        # RegisterBrokerRecord; with ELR on, one that cannot prove a clean shutdown
+        # (PreviousBrokerEpoch is not its registered epoch) leaves the ELRs too
+        clean = getattr(request, "previous_broker_epoch", -1) == existing.epoch
+        cleanup = _replication().handle_broker_shutdown(ctx, request.broker_id, clean=clean)
+    if cleanup:
+        ctx = dataclasses.replace(ctx, next_offset=ctx.next_offset + len(cleanup))
+        rec = _registration_record(ctx, manager, request)
     epoch = rec.message.broker_epoch
     manager.register(request.broker_id, epoch, ctx.now_ms, registration_offset=ctx.next_offset)
-    return ControllerResult((rec,), M.BrokerRegistrationResponse(error_code=ErrorCode.NONE,
-                                                                 broker_epoch=epoch))
+    return ControllerResult((*cleanup, rec), M.BrokerRegistrationResponse(
+        error_code=ErrorCode.NONE, broker_epoch=epoch))
 
 
 # ---------------------------------------------------------------- ControllerRegistration
@@ -367,6 +383,8 @@ def process_broker_heartbeat(ctx: ControllerContext, request: M.BrokerHeartbeatR
             records = unfence_broker(ctx, broker)
         else:
             records = enter_controlled_shutdown(ctx, broker)
+    records = list(records) + handle_directories_offline(
+        ctx, broker, getattr(request, "offline_log_dirs", None) or ())
     manager.record_heartbeat(broker, ctx.now_ms, request.current_metadata_offset, nxt,
                              batch_end_offset=ctx.next_offset + len(records) - 1)
     response = M.BrokerHeartbeatResponse(

@@ -29,6 +29,7 @@ from ..protocol.error_codes import ErrorCode
 from ..protocol.frames import MetadataRecord
 from . import config_schema as S
 from .result import ControllerContext, ControllerResult, record
+from .features import MIN_ISR, elr_enabled
 
 BROKER_LOGGER_RESOURCE = 8
 CLIENT_METRICS_RESOURCE = 16
@@ -115,9 +116,24 @@ def incremental_alter_configs(
             records.extend(changes)
             slot = _response(slot.rtype, slot.name, outcome)
         responses.append(slot)
+    records.extend(clear_elr_records(ctx, records))
     if request.validate_only:
         records = []
     return ControllerResult(tuple(records), IAC(responses=responses), True)
+
+
+def clear_elr_records(ctx: ControllerContext, records: list[MetadataRecord]) -> list[MetadataRecord]:
+    """Kafka 4.x's ``createClearElrRecordsAsNeeded``: with ELR on, each min.insync.replicas
+    change clears the ELRs it could invalidate (one topic's, or all for a broker-level one)."""
+    if not elr_enabled(ctx.image):
+        return []
+    out = []
+    for rec in records:
+        msg = rec.message
+        if isinstance(msg, M.ConfigRecord) and msg.name == MIN_ISR:
+            topic = msg.resource_name if msg.resource_type == TOPIC_RESOURCE else ""
+            out.append(record(M.ClearElrRecord(topic_name=topic), 0))
+    return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,6 +189,13 @@ def _alter_resource(ctx: ControllerContext, rtype: int, name: str,
             after.pop(key, None)
         else:
             after[key] = new
+    if rtype == BROKER_RESOURCE and MIN_ISR in ops and elr_enabled(ctx.image):
+        if name:
+            return (ErrorCode.INVALID_CONFIG, f"Broker-level {MIN_ISR} cannot be altered while "
+                                              "ELR is enabled."), []
+        if MIN_ISR not in after:
+            return (ErrorCode.INVALID_CONFIG, f"Cluster-level {MIN_ISR} cannot be removed while "
+                                              "ELR is enabled."), []
     return _validate(ctx, rtype, name, after), changes
 
 

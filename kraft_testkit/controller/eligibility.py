@@ -57,12 +57,14 @@ def replica_directory(partition: PartitionRegistration, broker_id: int) -> Uuid:
 
 
 def leader_acceptor(image: MetadataImage, partition: PartitionRegistration, *,
-                    removing: int = NO_LEADER, adding: int = NO_LEADER) -> LeaderAcceptor:
+                    removing: int = NO_LEADER, adding: int = NO_LEADER,
+                    unclean_shutdown: int = NO_LEADER) -> LeaderAcceptor:
     """A predicate: may this broker lead ``partition``? ``removing`` never may (it is being
-    fenced, shut down or unregistered); ``adding`` may even if the image still shows it fenced."""
+    fenced, shut down or unregistered), nor ``unclean_shutdown`` (it may have lost data);
+    ``adding`` may even if the image still shows it fenced."""
 
     def acceptable(broker_id: int) -> bool:
-        if broker_id == removing or broker_id < 0:
+        if broker_id in (removing, unclean_shutdown) or broker_id < 0:
             return False
         if broker_id != adding and not is_active(image, broker_id):
             return False

@@ -1,11 +1,12 @@
 """Finalized features: metadata.version as the gate of every record shape, and UpdateFeatures.
 
-After Kafka's ``FeatureControlManager`` and ``QuorumFeatures``. A feature level may change only
-if this controller's software, every registered broker and every registered controller support
-it; metadata.version downgrades are allowed only between levels whose metadata did not change
-(an "unsafe" downgrade across a metadata change is refused, as released Kafka still does); a
-level of 0 removes a feature (a FeatureLevelRecord with level 0). Errors are per feature, in
-the response, never raised.
+After Kafka 4.x's ``FeatureControlManager`` and ``QuorumFeatures``. A feature level may change
+only if this controller's software, every registered broker and every registered controller
+support it, and its dependencies hold (metadata/feature_versions.py); metadata.version
+downgrades are allowed only between levels whose metadata did not change (an "unsafe" downgrade
+across a metadata change is refused, as released Kafka still does); a level of 0 removes a
+feature (a FeatureLevelRecord with level 0). The first failing update fails the whole request
+with a top-level error in the response (never raised), as Kafka 4.x answers.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import enum
 from collections.abc import Iterable, Mapping, Sequence
 
 from ..metadata import MetadataImage, VersionRange
+from ..metadata import feature_versions as FV
 from ..metadata import versions as V
 from ..protocol import messages as M
 from ..protocol.error_codes import ErrorCode
@@ -23,10 +25,7 @@ from .result import ControllerContext, ControllerResult, record
 FEATURE_NAME = V.FEATURE_NAME
 #: what a node that does not know a feature supports: only "off"
 DISABLED = VersionRange(0, 0)
-#: what this kit's controller software supports (Kafka 3.7 knows only metadata.version)
-DEFAULT_SUPPORTED_FEATURES: Mapping[str, VersionRange] = {
-    FEATURE_NAME: VersionRange(V.MINIMUM_KRAFT_VERSION, V.LATEST),
-}
+BROKER_RESOURCE = 4  # ConfigResource.Type.BROKER
 
 FeatureResult = M.UpdateFeaturesResponse.UpdatableFeatureResult
 
@@ -80,7 +79,12 @@ def zk_migration_state(image: MetadataImage) -> ZkMigrationState:
 
 
 def _range_str(r: VersionRange) -> str:
-    return f"[{r.min}-{r.max}]"
+    """Kafka's ``VersionRange.toString``: ``4-7``, ``3`` when min == max, ``1+`` up to Short.MAX."""
+    if r.min == r.max:
+        return str(r.min)
+    if r.max == 0x7FFF:
+        return f"{r.min}+"
+    return f"{r.min}-{r.max}"
 
 
 def reason_not_supported(level: int, who: str, supported: VersionRange) -> str | None:
@@ -96,17 +100,18 @@ def registration_feature_error(finalized: Mapping[str, int],
                                supported: Iterable[tuple[str, VersionRange]]) -> str | None:
     """Why a node announcing ``supported`` may not register, or None.
 
-    Every finalized feature must be in the node's range: one it does not mention counts as
-    [0, 0] (so only a level of 0 passes), except metadata.version, which a node that does not
-    mention it is assumed to support at 3.0-IV1 only (Kafka's registration rules).
+    Kafka 4.x's ``processRegistrationFeature``: every feature the node names must include the
+    finalized level, a feature the cluster has not finalized counting as level 0 (so a node
+    announcing only [1, 1] of it is refused); every finalized feature it does not name counts
+    as [0, 0]; metadata.version, unnamed, as 3.0-IV1 only.
     """
     ranges = dict(supported)
     ranges.setdefault(FEATURE_NAME, VersionRange(V.MINIMUM_KRAFT_VERSION,
                                                  V.MINIMUM_KRAFT_VERSION))
     for name in list(ranges) + sorted(set(finalized) - set(ranges)):
-        level = finalized.get(name)
-        if level is None:
-            continue  # a feature the cluster has not finalized: nothing to check
+        level = finalized.get(name, V.MINIMUM_KRAFT_VERSION if name == FEATURE_NAME else 0)
+        if level == 0 and name not in ranges:
+            continue  # not finalized and not named: nothing to check
         r = ranges.get(name, DISABLED)
         if not r.min <= level <= r.max:
             return (f"Unable to register because the broker does not support finalized version "
@@ -146,7 +151,7 @@ def _why_unsupported(image: MetadataImage, node_id: int, name: str, level: int,
         return why
     for broker_id in image.cluster.broker_ids():
         ranges = image.cluster.brokers[broker_id].supported_features
-        why = reason_not_supported(level, f"broker {broker_id}", ranges.get(name, DISABLED))
+        why = reason_not_supported(level, f"Broker {broker_id}", ranges.get(name, DISABLED))
         if why:
             return why
     if V.is_controller_registration_supported(metadata_version(image)):
@@ -155,7 +160,7 @@ def _why_unsupported(image: MetadataImage, node_id: int, name: str, level: int,
             if controller_id == node_id:
                 continue
             ranges = image.cluster.controllers[controller_id].supported_features
-            why = reason_not_supported(level, f"controller {controller_id}",
+            why = reason_not_supported(level, f"Controller {controller_id}",
                                        ranges.get(name, DISABLED))
             if why:
                 return why
@@ -185,8 +190,7 @@ def _metadata_version_change(image: MetadataImage, level: int,
                 level, "Unsafe metadata downgrade is not supported in this version.")
         return _invalid_metadata_version(
             level, "Refusing to perform the requested downgrade because it might delete "
-                   "metadata information. Retry using UNSAFE_DOWNGRADE if you want to force "
-                   "the downgrade to proceed.")
+                   "metadata information.")
     return None
 
 
@@ -198,8 +202,12 @@ def metadata_changed_between(low: int, high: int) -> bool:
 
 def _update_feature(ctx: ControllerContext, name: str, level: int, upgrade: UpgradeType,
                     supported: Mapping[str, VersionRange],
-                    quorum_node_ids: Sequence[int] | None
+                    quorum_node_ids: Sequence[int] | None,
+                    proposed: Mapping[str, int]
                     ) -> tuple[ErrorCode, str | None, MetadataRecord | None]:
+    """One update, as Kafka 4.x's ``FeatureControlManager.updateFeature`` checks it: upgrade
+    type, sign, support on every node, direction, then metadata.version's extra rules or the
+    feature's dependencies against the *proposed* levels (all updates of the request)."""
     image = ctx.image
     if upgrade is UpgradeType.UNKNOWN:
         return (*_invalid_update(name, level,
@@ -220,6 +228,11 @@ def _update_feature(ctx: ControllerContext, name: str, level: int, upgrade: Upgr
         error = _metadata_version_change(image, level, upgrade)
         if error:
             return (*error, None)
+    else:
+        try:
+            FV.validate_level(name, level, proposed)
+        except FV.FeatureDependencyError as e:
+            return (*_invalid_update(name, level, str(e)), None)
     return ErrorCode.NONE, None, feature_level_record(name, level)
 
 
@@ -228,30 +241,80 @@ def feature_level_record(name: str, level: int) -> MetadataRecord:
     return record(M.FeatureLevelRecord(name=name, feature_level=level), 0)
 
 
+FAILED_PREFIX = "The update failed for all features since the following feature had an error: "
+
+
+def supported_features_of(config) -> dict[str, VersionRange]:
+    """What a node with ``config`` supports (production levels, or testing ones too when
+    ``unstable.feature.versions.enable`` is set), as Kafka's QuorumFeatures/BrokerFeatures."""
+    unstable = bool(getattr(config, "unstable_feature_versions_enable", False))
+    return {name: VersionRange(*r) for name, r in FV.supported_ranges(unstable=unstable).items()}
+
+
 def update_features(ctx: ControllerContext, request: M.UpdateFeaturesRequest, *,
                     supported_features: Mapping[str, VersionRange] | None = None,
                     quorum_node_ids: Sequence[int] | None = None
                     ) -> ControllerResult[M.UpdateFeaturesResponse]:
-    """UpdateFeatures: one result per feature (sorted by name; a feature named twice keeps its
-    last update), the successful changes written together. ``supported_features`` is what
-    this controller's software supports (default: metadata.version 3.0-IV1 .. latest);
-    ``quorum_node_ids`` are the voters, which must all have registered."""
-    supported = DEFAULT_SUPPORTED_FEATURES if supported_features is None else supported_features
+    """UpdateFeatures as Kafka 4.x answers it: the updates are checked in request order (a
+    feature named twice keeps its last update) against the levels they propose together; the
+    first error fails the whole request with a top-level INVALID_UPDATE_VERSION ("The update
+    failed for all features since ...") and no per-feature results; on success every feature
+    gets a NONE result (request versions 0 and 1) and the records are written atomically.
+    Turning ELR on also writes Kafka's ELR safety config records first
+    (``ConfigurationControlManager.maybeGenerateElrSafetyRecords``). ``supported_features`` is
+    what this controller supports (default: its config's); ``quorum_node_ids`` are the voters,
+    which must all have registered."""
+    supported = supported_features_of(ctx.config) if supported_features is None \
+        else supported_features
     updates: dict[str, M.UpdateFeaturesRequest.FeatureUpdateKey] = {}
     for update in request.feature_updates:
         updates[update.feature] = update
+    proposed = finalized_features(ctx.image)
+    proposed.update({name: u.max_version_level for name, u in updates.items()})
     records: list[MetadataRecord] = []
-    results: list[FeatureResult] = []
-    outcomes = {}
     for name, update in updates.items():
-        outcomes[name] = _update_feature(ctx, name, update.max_version_level,
-                                         _upgrade_type(update), supported, quorum_node_ids)
-        if outcomes[name][2] is not None:
-            records.append(outcomes[name][2])
-    for name in sorted(outcomes):
-        code, message, _ = outcomes[name]
-        results.append(FeatureResult(feature=name, error_code=code, error_message=message))
-    response = M.UpdateFeaturesResponse(error_code=ErrorCode.NONE, results=tuple(results))
+        code, message, rec = _update_feature(ctx, name, update.max_version_level,
+                                             _upgrade_type(update), supported, quorum_node_ids,
+                                             proposed)
+        if code != ErrorCode.NONE:
+            return ControllerResult((), M.UpdateFeaturesResponse(
+                error_code=code, error_message=FAILED_PREFIX + (message or ""), results=()))
+        records.append(rec)
+    results = tuple(FeatureResult(feature=name, error_code=ErrorCode.NONE, error_message=None)
+                    for name in updates)
+    response = M.UpdateFeaturesResponse(error_code=ErrorCode.NONE, error_message=None,
+                                        results=results)
     if request.validate_only:
         return ControllerResult((), response)
+    if updates.get(FV.ELR_VERSION) is not None and \
+            updates[FV.ELR_VERSION].max_version_level > 0:
+        records = elr_safety_records(ctx.image, ctx.config) + records
     return ControllerResult(tuple(records), response, atomic=True)
+
+
+def elr_enabled(image: MetadataImage) -> bool:
+    """Kafka's ``isElrFeatureEnabled``: eligible.leader.replicas.version >= 1 (its records need
+    metadata.version 4.0-IV1, which the feature's dependency guarantees)."""
+    return image.features.finalized.get(FV.ELR_VERSION, 0) >= 1 and \
+        V.is_elr_supported(metadata_version(image))
+
+
+MIN_ISR = "min.insync.replicas"
+
+
+def elr_safety_records(image: MetadataImage, config) -> list[MetadataRecord]:
+    """What makes turning ELR on safe: a cluster-level min.insync.replicas (the static value,
+    Kafka's default 1) when there is none, and no broker-level ones."""
+    out: list[MetadataRecord] = []
+    if MIN_ISR not in image.configs.broker(""):
+        static = getattr(config, "min_insync_replicas", 1)
+        out.append(record(M.ConfigRecord(resource_type=BROKER_RESOURCE, resource_name="",
+                                         name=MIN_ISR, value=str(static)), 0))
+    brokers = sorted((r for r in image.configs.resources
+                      if r.type == BROKER_RESOURCE and r.name.isdigit()), key=lambda r: int(r.name))
+    for resource in brokers:
+        if MIN_ISR in image.configs.resources[resource]:
+            out.append(record(M.ConfigRecord(resource_type=BROKER_RESOURCE,
+                                             resource_name=resource.name, name=MIN_ISR,
+                                             value=None), 0))
+    return out

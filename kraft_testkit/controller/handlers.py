@@ -8,8 +8,8 @@ the *committed* image, as Kafka's controller does: they must not show uncommitte
 from __future__ import annotations
 
 from ..protocol import messages as M
-from . import (acls, bootstrap, cluster, configs, features, noop, producer_ids, quotas,
-               replication, scram, tokens)
+from . import (acls, bootstrap, cluster, configs, features, log_dirs, noop, producer_ids,
+               quotas, replication, scram, tokens)
 from .quorum_controller import QuorumController, handles
 from .result import ControllerContext, ControllerResult
 
@@ -31,6 +31,7 @@ COMMANDS = {
     M.BrokerHeartbeatRequest: cluster.process_broker_heartbeat,
     M.UnregisterBrokerRequest: cluster.unregister_broker,
     M.ControllerRegistrationRequest: cluster.register_controller,
+    M.AssignReplicasToDirsRequest: log_dirs.assign_replicas_to_dirs,
 }
 
 #: reads that answer from the committed image with (image, request)
@@ -127,7 +128,36 @@ def balance_task(qc: QuorumController, now_ms: int) -> int | None:
     return due
 
 
+UNCLEAN_RETRY_MS = 10
+
+
+def unclean_task(qc: QuorumController, now_ms: int) -> int | None:
+    """Kafka 4.x's MAYBE_ELECT_UNCLEAN_LEADERS: while some partition is leaderless, every
+    unclean.leader.election.interval.ms elect leaders where the topic allows an unclean
+    election (10 ms later again while more remain)."""
+    if qc.soft.get("unclean.checked") is not qc.image:  # images are immutable: scan once each
+        qc.soft["unclean.checked"] = qc.image
+        qc.soft["unclean.leaderless"] = replication.leaderless_partitions(qc.image)
+    if not qc.soft["unclean.leaderless"]:
+        qc.soft.pop("unclean.next_ms", None)
+        return None
+    due = qc.soft.setdefault("unclean.next_ms",
+                             now_ms + qc.config.unclean_leader_election_interval_ms)
+    if now_ms < due:
+        return due
+    records, more = replication.maybe_elect_unclean_leaders(qc.context(now_ms))
+    if records:
+        qc.submit(ControllerResult(tuple(records), None, atomic=False), None, 0, now_ms)
+    if more:
+        due = qc.soft["unclean.next_ms"] = now_ms + UNCLEAN_RETRY_MS
+        return due
+    qc.soft.pop("unclean.next_ms", None)
+    qc.soft.pop("unclean.checked", None)
+    return now_ms + 1  # look again (and reschedule) once these records are applied
+
+
 def on_activate(qc: QuorumController, now_ms: int) -> None:
+    qc.soft.pop("unclean.next_ms", None)
     qc.soft.pop("noop.last_ms", None)
     qc.soft.pop("tokens.next_check_ms", None)
     qc.soft.pop("balance.next_ms", None)
@@ -141,9 +171,13 @@ def on_resign(qc: QuorumController) -> None:
 def build_controller(node_id: int, rng, *, cluster_id: str, config, metadata_version: int | str,
                      features_levels=None) -> QuorumController:
     """A quorum controller with every control module, timer and bootstrap wired in."""
-    boot = bootstrap.BootstrapMetadata.from_version(metadata_version, features=features_levels)
+    boot = bootstrap.BootstrapMetadata.from_version(
+        metadata_version, features=features_levels,
+        unstable=config.unstable_feature_versions_enable,
+        min_insync_replicas=config.min_insync_replicas)
     return QuorumController(
         node_id, cluster_id=cluster_id, config=config, rng=rng,
         bootstrap=lambda image: bootstrap.activation_records(image, boot),
-        timers=(lease_task, noop_task, token_task, balance_task), on_activate=(on_activate,),
+        timers=(lease_task, noop_task, token_task, balance_task, unclean_task),
+        on_activate=(on_activate,),
         on_resign=(on_resign,))

@@ -14,7 +14,15 @@ module alone decides leadership, so the rules live in one place:
 * a reassignment whose target replicas are all in the ISR completes in the same record;
 * the leader epoch is bumped (Leader written even when unchanged) when replicas are removed,
   and before 3.6-IV0 also when the ISR shrinks (KAFKA-15021). Replay bumps the partition epoch on
-  every record and the leader epoch whenever Leader is not -2.
+  every record and the leader epoch whenever Leader is not -2;
+* with eligible leader replicas (KIP-966, :class:`Elr` given and enabled; Kafka 4.x): while the
+  ISR is below min.insync.replicas, members that leave it move to the ELR (unless they shut
+  down uncleanly) and the rest of the former replicas to the last known ELR; the ISR may then
+  be written empty; with an empty ISR a leader comes from the ELR (and becomes the ISR); when
+  the partition first loses its leader the last known ELR keeps that leader alone, and that
+  "last known leader" is elected (as an unclean election) once ISR and ELR are both empty.
+  An unclean election or ELR being off clears both lists. Lists are written in ascending order
+  (Java's HashSet order for broker ids).
 """
 
 from __future__ import annotations
@@ -50,6 +58,16 @@ class ElectionResult(NamedTuple):
     unclean: bool
 
 
+class Elr(NamedTuple):
+    """ELR settings of one partition change (Kafka's ``setEligibleLeaderReplicasEnabled``, the
+    topic's effective ``min.insync.replicas``, ``setUncleanShutdownReplicas``)."""
+
+    enabled: bool
+    min_isr: int = 1
+    unclean_shutdown: tuple[int, ...] = ()
+    use_last_known_leader: bool = True
+
+
 def _contains_all(values: Sequence[int], required: Sequence[int]) -> bool:
     return set(required) <= set(values)
 
@@ -58,10 +76,13 @@ class _Change:
     """The builder's working state: targets that start as the partition's own values."""
 
     def __init__(self, partition: PartitionRegistration, acceptable: LeaderAcceptor,
-                 election: Election) -> None:
+                 election: Election, elr: Elr) -> None:
         self.partition = partition
         self.acceptable = acceptable
         self.election = election
+        self.elr_settings = elr
+        self.elr: tuple[int, ...] = partition.elr
+        self.last_known_elr: tuple[int, ...] = partition.last_known_elr
         self.isr: tuple[int, ...] = partition.isr
         self.replicas: tuple[int, ...] = partition.replicas
         self.removing: tuple[int, ...] = partition.removing_replicas
@@ -74,7 +95,34 @@ class _Change:
             self.removing = self.adding = ()
 
     def qualifies(self, broker_id: int) -> bool:
-        return broker_id in self.isr and self.acceptable(broker_id)
+        """In the ISR, or in the ELR while the ISR is empty; and acceptable."""
+        in_sync = broker_id in self.isr or (not self.isr and broker_id in self.elr)
+        return in_sync and self.acceptable(broker_id)
+
+    def populate_elr(self) -> None:
+        """Kafka's ``maybePopulateTargetElr``."""
+        if not self.elr_settings.enabled:
+            return
+        if len(self.isr) >= self.elr_settings.min_isr:
+            self.elr = self.last_known_elr = ()
+            return
+        isr = set(self.isr)
+        candidates = set(self.elr) | set(self.partition.isr)
+        self.elr = tuple(sorted(r for r in candidates if r not in isr
+                                and r not in self.elr_settings.unclean_shutdown))
+        candidates |= set(self.last_known_elr)
+        self.last_known_elr = tuple(sorted(r for r in candidates
+                                           if r not in isr and r not in self.elr))
+
+    def can_elect_last_known_leader(self) -> bool:
+        """Kafka's ``canElectLastKnownLeader`` (the leader must also be acceptable: the kit never
+        elects a fenced broker)."""
+        settings = self.elr_settings
+        if not settings.enabled or not settings.use_last_known_leader:
+            return False
+        if self.elr or self.isr or len(self.partition.last_known_elr) != 1:
+            return False
+        return self.acceptable(self.partition.last_known_elr[0])
 
     def elect(self) -> ElectionResult:
         current = self.partition.leader
@@ -86,6 +134,8 @@ class _Change:
         for replica in self.replicas:
             if self.qualifies(replica):
                 return ElectionResult(replica, False)
+        if self.can_elect_last_known_leader():
+            return ElectionResult(self.partition.last_known_elr[0], True)
         if self.election is Election.UNCLEAN:
             for replica in self.replicas:
                 if self.acceptable(replica):
@@ -108,6 +158,7 @@ def build_partition_change(
     election: Election = Election.ONLINE,
     directories: Mapping[int, Uuid] | None = None,
     default_dir: Callable[[int], Uuid] | None = None,
+    elr: Elr | None = None,
 ) -> MetadataRecord | None:
     """The PartitionChangeRecord taking ``partition`` to the targets, or None if it is a no-op.
 
@@ -115,7 +166,8 @@ def build_partition_change(
     directories; replicas new to the partition get ``default_dir(broker)`` (only written from
     metadata.version 3.7-IV2, where PartitionChangeRecord v1 carries Directories).
     """
-    change = _Change(partition, acceptable_leader, election)
+    elr = elr if elr is not None and V.is_elr_supported(metadata_version) else Elr(False)
+    change = _Change(partition, acceptable_leader, election, elr)
     if isr is not None:
         change.isr = tuple(isr)
     if replicas is not None:
@@ -128,11 +180,16 @@ def build_partition_change(
         else int(leader_recovery_state)
 
     change.complete_reassignment()
+    change.populate_elr()
     fields: dict = {}
     leader = NO_LEADER_CHANGE
     result = change.elect()
     if result.leader != partition.leader:
         leader = result.leader
+        if result.leader in change.elr:
+            # elected from the ELR: it alone is in sync now
+            change.isr = (result.leader,)
+            change.elr = tuple(r for r in change.elr if r != result.leader)
         if result.unclean:
             # The new leader may lack committed data: it alone is in sync, and it must recover.
             fields["isr"] = (result.leader,)
@@ -141,7 +198,8 @@ def build_partition_change(
                 fields["leader_recovery_state"] = LeaderRecoveryState.RECOVERING.value
     if leader == NO_LEADER_CHANGE and not _contains_all(change.replicas, partition.replicas):
         leader = partition.leader  # replicas removed: followers must see a new leader epoch
-    if "isr" not in fields and change.isr and change.isr != partition.isr:
+    _elr_changes(fields, change, leader)
+    if "isr" not in fields and (change.isr or elr.enabled) and change.isr != partition.isr:
         fields["isr"] = change.isr
     if (leader == NO_LEADER_CHANGE and "isr" in fields
             and V.is_leader_epoch_bump_required_on_isr_shrink(metadata_version)
@@ -149,6 +207,7 @@ def build_partition_change(
         leader = partition.leader
     if leader != NO_LEADER_CHANGE:
         fields["leader"] = leader
+    _last_known_leader(fields, change, leader)
     _assignment_changes(fields, change, partition, metadata_version, directories, default_dir)
     if target_lrs != partition.leader_recovery_state:
         fields["leader_recovery_state"] = target_lrs
@@ -156,6 +215,35 @@ def build_partition_change(
         return None
     record = M.PartitionChangeRecord(topic_id=topic_id, partition_id=partition_id, **fields)
     return MetadataRecord(record, V.partition_change_record_version(metadata_version))
+
+
+def _elr_changes(fields: dict, change: _Change, leader: int) -> None:
+    """Kafka's ``maybeUpdateRecordElr``: ELR fields go in the record when they change; an
+    unclean election (the ISR already written) or ELR being off empties them."""
+    partition, settings = change.partition, change.elr_settings
+    if "isr" in fields or not settings.enabled:
+        change.elr = change.last_known_elr = ()
+    if change.elr != partition.elr:
+        fields["eligible_leader_replicas"] = change.elr
+    if settings.use_last_known_leader and len(partition.last_known_elr) == 1 and (
+            leader == NO_LEADER or (leader == NO_LEADER_CHANGE and partition.leader == NO_LEADER)):
+        change.last_known_elr = partition.last_known_elr  # it keeps the last known leader
+    if not settings.use_last_known_leader and change.last_known_elr != partition.last_known_elr:
+        fields["last_known_elr"] = change.last_known_elr
+
+
+def _last_known_leader(fields: dict, change: _Change, leader: int) -> None:
+    """Kafka's ``maybeUpdateLastKnownLeader``: the first time the ISR becomes empty the last
+    known ELR records the leader; once the partition has a leader again it is cleared."""
+    partition, settings = change.partition, change.elr_settings
+    if not settings.use_last_known_leader or not settings.enabled:
+        return
+    if fields.get("isr") == () and (len(partition.last_known_elr) != 1
+                                    or partition.last_known_elr[0] != partition.leader):
+        fields["last_known_elr"] = (partition.leader,)
+    elif (leader >= 0 or (partition.leader != NO_LEADER and leader != NO_LEADER)) \
+            and partition.last_known_elr:
+        fields["last_known_elr"] = ()
 
 
 def _assignment_changes(fields: dict, change: _Change, partition: PartitionRegistration, mv: int,

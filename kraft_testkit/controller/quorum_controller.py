@@ -142,7 +142,6 @@ class QuorumController:
         self._sends: list[tuple[int, object]] = []
         self._next_offset = 0
         self._last_write_ms = 0
-        self._since_snapshot = 0
         self.now_ms = 0
         self._pending_bootstrap = False
 
@@ -150,11 +149,10 @@ class QuorumController:
 
     def handle_commit(self, batches: Sequence[RecordBatch]) -> list[bytes] | None:
         self.committed = replay_batches(self.committed, batches)
-        size = count = 0
+        count = 0
         for batch in batches:
             if not batch.is_control:
                 count += len(batch.records)
-                size += sum(len(r.value) for r in batch.records if r.value is not None)
         last = batches[-1].last_offset
         self.metrics.last_committed_offset = last
         self.metrics.committed_records += count
@@ -163,13 +161,11 @@ class QuorumController:
             self.metrics.last_applied_offset = last
         self._release(last)
         self._count_brokers()
-        self._since_snapshot += size
-        if self._since_snapshot >= self.config.snapshot_max_new_record_bytes and \
-                not self.committed.in_transaction:
-            self._since_snapshot = 0
-            self.metrics.last_snapshot_offset = last
-            return [encode_record(r) for r in self.committed.write()]
-        return None
+        return None  # the node's SnapshotGenerator decides snapshots (node.py)
+
+    def note_snapshot(self, last_offset: int) -> None:
+        """The node snapshotted the committed image up to ``last_offset`` (for the metrics)."""
+        self.metrics.last_snapshot_offset = last_offset
 
     def handle_load_snapshot(self, snapshot: Snapshot) -> None:
         records = (decode_metadata(v) for v in snapshot.records())  # streamed: less GC
@@ -178,7 +174,6 @@ class QuorumController:
         self.image = self.committed
         self.metrics.last_committed_offset = snapshot.end_offset - 1
         self.metrics.last_snapshot_offset = snapshot.end_offset - 1
-        self._since_snapshot = 0
         self._count_brokers()
 
     def handle_leader_change(self, leader_id: int | None, epoch: int) -> None:

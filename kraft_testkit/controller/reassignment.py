@@ -21,6 +21,7 @@ from ..protocol import messages as M
 from ..protocol.error_codes import ErrorCode
 from ..protocol.frames import MetadataRecord
 from .eligibility import default_dir_provider, leader_acceptor, metadata_version
+from .elr import elr_for
 from .partition_change import Election, build_partition_change
 from .reassignment_replicas import ReassignmentReplicas, Revert, is_reassigning
 from .result import ControllerContext, ControllerResult
@@ -93,7 +94,7 @@ def _cancel(ctx: ControllerContext, topic: TopicImage, partition_id: int,
         metadata_version=metadata_version(ctx.image),
         isr=revert.isr, replicas=revert.replicas, removing=(), adding=(),
         election=Election.UNCLEAN if unclean else Election.ONLINE,
-        default_dir=default_dir_provider(ctx.image))
+        default_dir=default_dir_provider(ctx.image), elr=elr_for(ctx, topic.name))
 
 
 def _change(ctx: ControllerContext, topic: TopicImage, partition_id: int,
@@ -107,7 +108,7 @@ def _change(ctx: ControllerContext, topic: TopicImage, partition_id: int,
         replicas=moving.replicas if moving.replicas != partition.replicas else None,
         removing=moving.removing or None,
         adding=moving.adding or None,
-        default_dir=default_dir_provider(ctx.image))
+        default_dir=default_dir_provider(ctx.image), elr=elr_for(ctx, topic.name))
 
 
 def list_partition_reassignments(image: MetadataImage,

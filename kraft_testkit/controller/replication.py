@@ -34,6 +34,8 @@ from ..protocol import messages as M
 from ..protocol.error_codes import ErrorCode
 from ..protocol.frames import MetadataRecord
 from ..protocol.uuid import Uuid
+from .elr import elr_for
+from .features import elr_enabled
 from .eligibility import default_dir_provider, is_active, leader_acceptor, metadata_version
 from .partition_change import Election, PartitionChangeError, build_partition_change
 from .placement import UsableBroker, place_replicas, usable_brokers
@@ -53,8 +55,9 @@ __all__ = [
     "PartitionChangeError", "UsableBroker", "alter_partition", "alter_partition_reassignments",
     "balance_partition_leaders", "build_partition_change", "create_partitions", "create_topics",
     "delete_topics", "elect_leaders", "handle_broker_fenced", "handle_broker_in_controlled_shutdown",
-    "handle_broker_unfenced", "handle_broker_unregistered", "is_active", "is_reassigning",
-    "list_partition_reassignments",
+    "handle_broker_shutdown", "handle_broker_unfenced", "handle_broker_unregistered",
+    "is_active", "is_reassigning",
+    "leaderless_partitions", "list_partition_reassignments", "maybe_elect_unclean_leaders",
     "partitions_led_by", "place_replicas", "topic_name_error", "usable_brokers",
 ]
 
@@ -178,7 +181,7 @@ def _alter_one(ctx: ControllerContext, broker_id: int, topic: TopicImage,
         metadata_version=metadata_version(ctx.image),
         isr=[b for b, _ in isr], leader_recovery_state=data.leader_recovery_state,
         election=_election_for(ctx, topic.name),
-        default_dir=default_dir_provider(ctx.image))
+        default_dir=default_dir_provider(ctx.image), elr=elr_for(ctx, topic.name))
     if change is not None:
         records.append(change)
         partition = partition.merge(change.message)
@@ -254,7 +257,7 @@ def _elect_one(ctx: ControllerContext, topic_name: str, partition_id: int, elect
         partition, topic.id, partition_id,
         acceptable_leader=leader_acceptor(ctx.image, partition),
         metadata_version=metadata_version(ctx.image), election=election,
-        default_dir=default_dir_provider(ctx.image))
+        default_dir=default_dir_provider(ctx.image), elr=elr_for(ctx, topic.name))
     if change is None:
         if election is Election.PREFERRED:
             return ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE, None
@@ -278,10 +281,32 @@ def balance_partition_leaders(ctx: ControllerContext, *,
             partition, topic.id, partition_id,
             acceptable_leader=leader_acceptor(ctx.image, partition),
             metadata_version=metadata_version(ctx.image), election=Election.PREFERRED,
-            default_dir=default_dir_provider(ctx.image))
+            default_dir=default_dir_provider(ctx.image), elr=elr_for(ctx, topic.name))
         if change is not None:
             records.append(change)
     return records, False
+
+
+def leaderless_partitions(image: MetadataImage) -> bool:
+    """Kafka's ``areSomePartitionsLeaderless``."""
+    return any(reg.leader == NO_LEADER for _, _, reg in _partitions(image))
+
+
+def maybe_elect_unclean_leaders(ctx: ControllerContext, *,
+                                limit: int = MAX_ELECTIONS_PER_IMBALANCE
+                                ) -> tuple[list[MetadataRecord], bool]:
+    """Kafka 4.x's periodic ``maybeElectUncleanLeaders``: an UNCLEAN election for every
+    leaderless partition whose topic has unclean.leader.election.enable (up to ``limit``
+    records; an ELR member still wins over an out-of-sync replica). Returns (records, more)."""
+    records: list[MetadataRecord] = []
+    for topic, partition_id, partition in _partitions(ctx.image):
+        if len(records) >= limit:
+            break
+        if partition.leader != NO_LEADER or \
+                not unclean_leader_election_enabled(ctx.image, ctx.config, ctx.node_id, topic.name):
+            continue
+        _elect_one(ctx, topic.name, partition_id, Election.UNCLEAN, records)
+    return records, len(records) >= limit
 
 
 # ---------------------------------------------------------------- broker state hooks
@@ -296,8 +321,8 @@ def _partitions(image: MetadataImage) -> Iterator[tuple[TopicImage, int, Partiti
 
 def _leader_and_isr_updates(ctx: ControllerContext,
                             partitions: Iterator[tuple[TopicImage, int, PartitionRegistration]],
-                            *, removing: int = NO_LEADER,
-                            adding: int = NO_LEADER) -> list[MetadataRecord]:
+                            *, removing: int = NO_LEADER, adding: int = NO_LEADER,
+                            unclean_shutdown: int = NO_LEADER) -> list[MetadataRecord]:
     """Kafka's ``generateLeaderAndIsrUpdates``: take ``removing`` out of each ISR and out of
     leadership, treat ``adding`` as able to lead, and elect where the leader no longer
     qualifies (unclean where the topic allows it)."""
@@ -308,11 +333,13 @@ def _leader_and_isr_updates(ctx: ControllerContext,
         change = build_partition_change(
             partition, topic.id, partition_id,
             acceptable_leader=leader_acceptor(ctx.image, partition, removing=removing,
-                                              adding=adding),
+                                              adding=adding, unclean_shutdown=unclean_shutdown),
             metadata_version=mv,
-            isr=[r for r in partition.isr if r != removing],
+            isr=[r for r in partition.isr if r not in (removing, unclean_shutdown)],
             election=_election_for(ctx, topic.name),
-            default_dir=dirs)
+            default_dir=dirs,
+            elr=elr_for(ctx, topic.name,
+                        () if unclean_shutdown == NO_LEADER else (unclean_shutdown,)))
         if change is not None:
             records.append(change)
     return records
@@ -321,6 +348,29 @@ def _leader_and_isr_updates(ctx: ControllerContext,
 def _with_isr_member(image: MetadataImage, broker_id: int
                      ) -> Iterator[tuple[TopicImage, int, PartitionRegistration]]:
     return ((t, p, reg) for t, p, reg in _partitions(image) if broker_id in reg.isr)
+
+
+def _with_elr_member(image: MetadataImage, broker_id: int
+                     ) -> Iterator[tuple[TopicImage, int, PartitionRegistration]]:
+    return ((t, p, reg) for t, p, reg in _partitions(image) if broker_id in reg.elr)
+
+
+def handle_broker_shutdown(ctx: ControllerContext, broker_id: int, *,
+                           clean: bool) -> list[MetadataRecord]:
+    """Kafka 4.x's ``handleBrokerShutdown``, run when a new incarnation of ``broker_id``
+    registers. With ELR on and no proof of a clean shutdown (its PreviousBrokerEpoch is not its
+    registered epoch) the broker may have lost acknowledged records: it leaves every ISR and
+    ELR and cannot lead (``handleBrokerUncleanShutdown``). Otherwise it just leaves the ISRs,
+    as a fenced broker does."""
+    if elr_enabled(ctx.image) and not clean:
+        records = _leader_and_isr_updates(ctx, _with_isr_member(ctx.image, broker_id),
+                                          unclean_shutdown=broker_id)
+        changed = {(r.message.topic_id, r.message.partition_id) for r in records}
+        later = ((t, p, reg) for t, p, reg in _with_elr_member(ctx.image, broker_id)
+                 if (t.id, p) not in changed)
+        return records + _leader_and_isr_updates(ctx, later, unclean_shutdown=broker_id)
+    return _leader_and_isr_updates(ctx, _with_isr_member(ctx.image, broker_id),
+                                   removing=broker_id)
 
 
 def handle_broker_fenced(ctx: ControllerContext, broker_id: int) -> list[MetadataRecord]:
@@ -340,9 +390,13 @@ def handle_broker_in_controlled_shutdown(ctx: ControllerContext,
 
 def handle_broker_unregistered(ctx: ControllerContext, broker_id: int) -> list[MetadataRecord]:
     """PartitionChangeRecords for unregistering ``broker_id`` (before its UnregisterBrokerRecord):
-    out of every ISR and leadership. It stays in replica lists, as in Kafka."""
-    return _leader_and_isr_updates(ctx, _with_isr_member(ctx.image, broker_id),
-                                   removing=broker_id)
+    out of every ISR, ELR and leadership. It stays in replica lists, as in Kafka."""
+    records = _leader_and_isr_updates(ctx, _with_isr_member(ctx.image, broker_id),
+                                      removing=broker_id)
+    changed = {(r.message.topic_id, r.message.partition_id) for r in records}
+    later = ((t, p, reg) for t, p, reg in _with_elr_member(ctx.image, broker_id)
+             if (t.id, p) not in changed)
+    return records + _leader_and_isr_updates(ctx, later, removing=broker_id)
 
 
 def handle_broker_unfenced(ctx: ControllerContext, broker_id: int) -> list[MetadataRecord]:

@@ -55,8 +55,11 @@ class EffectiveConfig:
 def _static_node_config(config: NodeConfig) -> dict[str, str]:
     """Topic-config synonyms the kit's NodeConfig holds, as a server.properties would list them
     (only where they differ from Kafka's default: an unset key is not a static config)."""
-    return {"unclean.leader.election.enable": "true"} \
+    out = {"unclean.leader.election.enable": "true"} \
         if config.unclean_leader_election_enable else {}
+    if config.min_insync_replicas != 1:
+        out["min.insync.replicas"] = str(config.min_insync_replicas)
+    return out
 
 
 def _resolve(key: S.ConfigKey, topic: Mapping[str, str],
@@ -100,3 +103,13 @@ def unclean_leader_election_enabled(image: MetadataImage, config: NodeConfig, no
     """Kafka's ``uncleanLeaderElectionEnabledForTopic``."""
     value = topic_config(image, config, node_id, topic, "unclean.leader.election.enable")
     return value is not None and value.strip().lower() == "true"
+
+
+def min_insync_replicas(image: MetadataImage, config: NodeConfig, node_id: int, topic: str) -> int:
+    """The effective min.insync.replicas of a topic (Kafka's ``getTopicConfig``), which ELR
+    compares the ISR with."""
+    value = topic_config(image, config, node_id, topic, "min.insync.replicas")
+    try:
+        return max(1, int(value)) if value is not None else 1
+    except ValueError:
+        return 1

@@ -389,6 +389,36 @@ class MetadataDelta:
         merged = current.merge(rec)
         self._topic_change(topic).partitions[rec.partition_id] = merged
 
+    def _clear_elr(self, rec: Any) -> None:
+        """Kafka's TopicsDelta.replay(ClearElrRecord): every partition of the named topic (all
+        topics when the name is empty) that has an ELR or last known ELR loses both, as a
+        partition change (its partition epoch goes up)."""
+        if rec.topic_name:
+            topic_id = self._topic_owning(rec.topic_name)
+            if topic_id is None:
+                raise MetadataReplayError(
+                    f"Unable to clear elr for topic with name {rec.topic_name}: no such topic "
+                    f"found.", rec)
+            topic_ids = [topic_id]
+        else:
+            topic_ids = sorted(set(self._base.topics.topics_by_id) - set(self._removed_topics)
+                               | set(self._topics), key=str)
+        for topic_id in topic_ids:
+            topic = self._topic(topic_id)
+            if topic is None:
+                continue
+            ids = set(topic.partitions)
+            if type(topic) is _TopicChange:
+                ids |= set(topic.base_partitions)
+            for partition_id in sorted(ids):
+                current = topic.partition(partition_id)
+                if current is not None and (current.elr or current.last_known_elr):
+                    cleared = current.merge(M.PartitionChangeRecord(
+                        topic_id=topic_id, partition_id=partition_id,
+                        eligible_leader_replicas=(), last_known_elr=()))
+                    topic = self._topic_change(topic)
+                    topic.partitions[partition_id] = cleared
+
     def _remove_topic(self, rec: Any) -> None:
         topic_id = rec.topic_id
         topic = self._topic(topic_id)
@@ -572,6 +602,7 @@ _RELEASED: dict[str, Handler] = {
     "AbortTransactionRecord": D._abort_transaction,
     "RemoveDelegationTokenRecord": D._remove_delegation_token,
     "RegisterControllerRecord": D._register_controller,
+    "ClearElrRecord": D._clear_elr,
 }
 
 # Draft records whose meaning differs in shape get their own handler; the rest share the

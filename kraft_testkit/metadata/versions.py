@@ -1,12 +1,17 @@
 """Kafka's released metadata.version levels, and what each one allows.
 
-One table, after Apache Kafka's ``MetadataVersion`` enum (KRaft levels only, 3.0-IV1 = 1 through
-3.7-IV4 = 19). Everything that gates a record shape on metadata.version asks a predicate here, so
-the controller, the snapshot writer and the tests agree. Predicates take a feature level (int)
-or a :class:`MetadataVersion`.
+One table, after Apache Kafka's ``MetadataVersion`` enum as released in 4.2 (KRaft levels only,
+3.0-IV1 = 1 through 4.2-IV1 = 29, ``LATEST_PRODUCTION`` = 4.2-IV1), plus 4.3-IV0 (30) as the
+one *non-production* level a 4.2 node knows: it is refused unless the user enables unstable
+feature versions (Kafka's ``unstable.feature.versions.enable``). Kafka 4.x itself no longer
+boots below 3.3-IV3 (7); the kit keeps the 3.x levels so ``metadata_version=`` can select the
+behaviour of older releases (docs/fidelity.md lists them). Everything that gates a record shape
+on metadata.version asks a predicate here, so the controller, the snapshot writer and the tests
+agree. Predicates take a feature level (int) or a :class:`MetadataVersion`.
 
-ELR (KIP-966) is not part of any level in this table: released Kafka moved it past 3.7, so the
-version-2 partition records are never chosen by these helpers.
+ELR (KIP-966) records start at 4.0-IV1 (23): PartitionRecord/PartitionChangeRecord v2 and
+ClearElrRecord. Whether the controller *uses* ELR is the eligible.leader.replicas.version
+feature (controller/feature_table.py), on by default from 4.1-IV0 (26).
 """
 
 from __future__ import annotations
@@ -54,17 +59,31 @@ VERSIONS: tuple[MetadataVersion, ...] = (
     MetadataVersion(17, "3.7-IV2", True),   # JBOD: log dirs, partition directories (KIP-858)
     MetadataVersion(18, "3.7-IV3", False),  # reserved (ELR moved to a later release)
     MetadataVersion(19, "3.7-IV4", False),  # Fetch v16 (KIP-951)
+    MetadataVersion(20, "3.8-IV0", False),  # the 3.8 release
+    MetadataVersion(21, "3.9-IV0", False),  # ListOffsets v9 (KIP-1005), Fetch v17
+    MetadataVersion(22, "4.0-IV0", False),  # group.version 1 bootstrap (KIP-848)
+    MetadataVersion(23, "4.0-IV1", True),   # ELR fields, ClearElrRecord (KIP-966)
+    MetadataVersion(24, "4.0-IV2", False),  # transaction.version 1, 2 bootstrap (KIP-890)
+    MetadataVersion(25, "4.0-IV3", False),  # async remote LIST_OFFSETS (KIP-1075)
+    MetadataVersion(26, "4.1-IV0", False),  # ELR on by default for new clusters (KIP-966)
+    MetadataVersion(27, "4.1-IV1", False),  # replica fetcher Fetch v18
+    MetadataVersion(28, "4.2-IV0", False),  # share groups on by default (KIP-932)
+    MetadataVersion(29, "4.2-IV1", False),  # streams groups on by default (KIP-1071)
+    MetadataVersion(30, "4.3-IV0", True),   # non-production in 4.2 (cordoned log dirs, KIP-1066)
 )
-
-BY_LEVEL: dict[int, MetadataVersion] = {v.level: v for v in VERSIONS}
-BY_NAME: dict[str, MetadataVersion] = {v.name: v for v in VERSIONS}
-for _v in VERSIONS:  # "3.7" means the release's last level, as Kafka parses it
-    BY_NAME[_v.release] = _v
 
 MINIMUM_KRAFT_VERSION = 1       # 3.0-IV1
 MINIMUM_BOOTSTRAP_VERSION = 4   # 3.3-IV0: the first level FeatureLevelRecord can carry
-LATEST_PRODUCTION = 19          # 3.7-IV4
-LATEST = VERSIONS[-1].level
+MINIMUM_VERSION_4X = 7          # 3.3-IV3: the lowest level Kafka 4.x accepts
+LATEST_PRODUCTION = 29          # 4.2-IV1: Kafka 4.2's LATEST_PRODUCTION, the kit's default
+LATEST = VERSIONS[-1].level     # latest *testing* level (needs unstable feature versions)
+RELEASE = "4.2"                 # the Kafka release the kit follows by default
+
+BY_LEVEL: dict[int, MetadataVersion] = {v.level: v for v in VERSIONS}
+BY_NAME: dict[str, MetadataVersion] = {v.name: v for v in VERSIONS}
+for _v in VERSIONS:  # "3.7" means the release's last production level, as Kafka parses it
+    if _v.level <= LATEST_PRODUCTION:
+        BY_NAME[_v.release] = _v
 
 # Levels at which a capability starts (the predicates below read these).
 IBP_3_2_IV0 = 3
@@ -79,25 +98,58 @@ IBP_3_6_IV1 = 13
 IBP_3_6_IV2 = 14
 IBP_3_7_IV0 = 15
 IBP_3_7_IV2 = 17
+IBP_3_9_IV0 = 21
+IBP_4_0_IV0 = 22
+IBP_4_0_IV1 = 23
+IBP_4_0_IV2 = 24
+IBP_4_1_IV0 = 26
+IBP_4_1_IV1 = 27
+IBP_4_2_IV0 = 28
+IBP_4_2_IV1 = 29
+IBP_4_3_IV0 = 30
 
 def level_of(mv: int | MetadataVersion) -> int:
     return mv.level if isinstance(mv, MetadataVersion) else int(mv)
 
 
 def get(mv: int | str | MetadataVersion) -> MetadataVersion:
-    """The released level for a feature level or a name (``18``, ``"3.7-IV3"``, ``"3.7"``)."""
+    """The level for a feature level or a name (``18``, ``"3.7-IV3"``, ``"3.7"``, ``"4.2.1"``:
+    as in Kafka's ``fromVersionString``, only the first two parts of a release count)."""
     if isinstance(mv, MetadataVersion):
         return mv
-    found = BY_NAME.get(mv) if isinstance(mv, str) else BY_LEVEL.get(mv)
+    if isinstance(mv, str):
+        key = mv if "-" in mv else ".".join(mv.split(".")[:2])
+        found = BY_NAME.get(key)
+    else:
+        found = BY_LEVEL.get(mv)
     if found is None:
         known = f"{VERSIONS[0].level}..{VERSIONS[-1].level}"
         raise UnknownMetadataVersionError(
-            f"no released metadata.version {mv!r} (known levels {known}, names like '3.7-IV4')")
+            f"no released metadata.version {mv!r} (known levels {known}, names like '4.2-IV1')")
     return found
 
 
 def is_known(level: int) -> bool:
     return level in BY_LEVEL
+
+
+def is_production(mv: int | MetadataVersion) -> bool:
+    """Kafka's ``isProduction``: at or below LATEST_PRODUCTION (4.2-IV1)."""
+    return level_of(mv) <= LATEST_PRODUCTION
+
+
+def check_usable(mv: int | str | MetadataVersion, *, unstable: bool = False) -> MetadataVersion:
+    """The level, if a node may run it: a non-production level needs ``unstable`` (Kafka's
+    ``unstable.feature.versions.enable``), else UnknownMetadataVersionError, worded as Kafka's
+    ``fromVersionString`` words it."""
+    found = get(mv)
+    if not unstable and not is_production(found):
+        allowed = ", ".join(v.name for v in VERSIONS if v.level <= LATEST_PRODUCTION
+                            and v.level >= MINIMUM_BOOTSTRAP_VERSION)
+        raise UnknownMetadataVersionError(
+            f"Unknown metadata.version '{mv}'. Supported metadata.version are: {allowed} "
+            f"({found.name} is not production-ready: set unstable.feature.versions.enable)")
+    return found
 
 
 # ---------------------------------------------------------------- capabilities
@@ -157,8 +209,9 @@ def is_directory_assignment_supported(mv: int | MetadataVersion) -> bool:
 
 
 def is_elr_supported(mv: int | MetadataVersion) -> bool:
-    """Eligible leader replicas: in no level of this table (see the module note)."""
-    return False
+    """ELR fields and ClearElrRecord exist from 4.0-IV1 (whether they are *used* is the
+    eligible.leader.replicas.version feature)."""
+    return level_of(mv) >= IBP_4_0_IV1
 
 
 # ---------------------------------------------------------------- record versions

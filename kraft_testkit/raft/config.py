@@ -31,6 +31,7 @@ class RaftConfig:
     fetch_max_bytes: int = 8 * MiB
     fetch_snapshot_max_bytes: int = 8 * MiB
     pre_vote: bool = True  # KIP-996 (Kafka 4.0+); off gives Kafka 3.x elections
+    log_time_base_ms: int = 0  # batch timestamps = this + virtual time (Cluster: a real instant)
 
     @classmethod
     def from_kafka(cls, overrides: Mapping[str, object] | None = None) -> RaftConfig:
@@ -69,18 +70,22 @@ KEYS: dict[str, tuple[str, int]] = {
     "testkit.raft.fetch.max.bytes": ("fetch_max_bytes", 1),
     "testkit.raft.fetch.snapshot.max.bytes": ("fetch_snapshot_max_bytes", 1),
     "testkit.raft.pre.vote.enable": ("pre_vote", 0),
+    "testkit.log.time.base.ms": ("log_time_base_ms", 0),
 }
 BOOLS = {"pre_vote"}
 assert {a for a, _ in KEYS.values()} == {f.name for f in fields(RaftConfig)}
+_LONG_KEYS = frozenset({"testkit.log.time.base.ms"})  # epoch milliseconds: a Java long
+_LONG_MAX = (1 << 63) - 1
 
 
 def _int_at_least(key: str, raw: object, low: int) -> int:
+    high = _LONG_MAX if key in _LONG_KEYS else 0x7FFFFFFF
     value = raw
     if type(raw) is str and raw.strip().lstrip("-").isdigit():
         value = int(raw)
-    if type(value) is not int or value < low or value > 0x7FFFFFFF:
+    if type(value) is not int or value < low or value > high:
         raise ConfigError(
-            f"{key} must be an integer in [{low}, 2147483647], got {raw!r}")
+            f"{key} must be an integer in [{low}, {high}], got {raw!r}")
     return value
 
 

@@ -468,7 +468,8 @@ class RaftReplica:
             granting_voters=tuple(M.LeaderChangeMessage.Voter(voter_id=v) for v in granting))
         key, value = encode_control(change, 0)
         self._append_batch(RecordBatch.build(self.log.end_offset, [value], keys=[key],
-                                             control=True, timestamp_ms=now,
+                                             control=True,
+                                             timestamp_ms=now + self.config.log_time_base_ms,
                                              leader_epoch=self.epoch))
 
     def _to_resigned(self, successors: list[int], now: int) -> None:
@@ -544,7 +545,8 @@ class RaftReplica:
         assert lead is not None
         if lead.pending and now >= lead.drain_at:
             values, lead.pending, lead.drain_at = lead.pending, [], NEVER
-            self._append_batch(RecordBatch.build(self.log.end_offset, values, timestamp_ms=now,
+            self._append_batch(RecordBatch.build(self.log.end_offset, values,
+                                                 timestamp_ms=now + self.config.log_time_base_ms,
                                                  leader_epoch=self.epoch))
         if lead.parked:
             wake_all, lead.wake_parked = lead.wake_parked, False

@@ -33,9 +33,9 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
         "kraft(controllers=3, brokers=3, seed=None, storage=None, configs={...}, racks=None, "
-        "metadata_version=19, combined=False, wire=True, invariants=True, seed_defaults=False, "
-        "broker_self_fencing=False, boot=True): shape of the kraft_cluster / controller_quorum / broker_fleet fixtures "
-        "(Kafka settings by name go in configs)")
+        "metadata_version=29, features=None, combined=False, wire=True, invariants=True, "
+        "seed_defaults=False, broker_self_fencing=False, boot=True): shape of the kraft_cluster / "
+        "controller_quorum / broker_fleet fixtures (Kafka settings by name go in configs)")
 
 
 def _base_seed(config: pytest.Config) -> int:
@@ -63,7 +63,7 @@ def kraft_seed(request: pytest.FixtureRequest) -> int:
 
 _CLUSTER_KEYS = {"controllers", "brokers", "seed", "storage", "configs", "racks",
                  "metadata_version", "wire", "invariants", "seed_defaults", "boot", "combined",
-                 "broker_self_fencing", "names"}
+                 "broker_self_fencing", "names", "features"}
 
 
 def _marker_kwargs(request: pytest.FixtureRequest) -> dict:

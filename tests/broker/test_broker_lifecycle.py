@@ -34,8 +34,12 @@ def test_start_registers_with_the_active_controller():
     assert body.incarnation_id == h.broker.incarnation_id
     assert [(x.name, x.host, x.port, x.security_protocol) for x in body.listeners] == \
         [("INTERNAL", "b4", 9093, 0)]
+    # Kafka 4.2's features at their production levels (kraft.version: static quorum, left out)
     assert [(f.name, f.min_supported_version, f.max_supported_version)
-            for f in body.features] == [("metadata.version", 1, 19)]
+            for f in body.features] == [("eligible.leader.replicas.version", 0, 1),
+                                        ("group.version", 0, 1), ("metadata.version", 1, 29),
+                                        ("share.version", 0, 1), ("streams.version", 0, 1),
+                                        ("transaction.version", 0, 2)]
     assert body.rack == "r1" and body.is_migrating_zk_broker is False
     assert body.log_dirs == (uid(1), uid(3))  # sorted as Kafka sorts uuids
     assert body.previous_broker_epoch == 7
@@ -173,8 +177,23 @@ def test_running_heartbeats_every_interval():
 
 
 @pytest.mark.parametrize("error", [E.STALE_BROKER_EPOCH, E.BROKER_ID_NOT_REGISTERED])
-def test_stale_epoch_makes_the_broker_register_again(error):
+def test_stale_epoch_is_retried_after_backoff_as_kafka_does(error):
+    """Kafka's BrokerLifecycleManager: any heartbeat error -> scheduleNextCommunicationAfter
+    Failure (the same heartbeat, after the exponential backoff); no new registration."""
     h = Harness()
+    h.to_running(IMAGE, epoch=10)
+    h.advance(2000)
+    h.heartbeat_reply(h.take_one(M.BrokerHeartbeatRequest), error=error)
+    assert h.take(M.BrokerRegistrationRequest) == []
+    assert h.take(M.BrokerHeartbeatRequest) == []           # not at once: after the backoff
+    h.at(h.timer)
+    _, hb = h.take_one(M.BrokerHeartbeatRequest)
+    assert hb.body.broker_epoch == 10 and h.broker.state is S.RUNNING
+
+
+@pytest.mark.parametrize("error", [E.STALE_BROKER_EPOCH, E.BROKER_ID_NOT_REGISTERED])
+def test_stale_epoch_makes_the_broker_register_again_when_asked(error):
+    h = Harness(cfg=config(testkit_broker_reregister_on_stale_epoch=True))
     h.to_running(IMAGE, epoch=10)
     incarnation = h.broker.incarnation_id
     h.advance(2000)

@@ -153,15 +153,20 @@ def unfence_records(records: Iterable[Rec], broker: int | None = None) -> list[R
 
 
 def registration(c: Cluster, broker_id: int, incarnation: Uuid, *, cluster_id: str | None = None,
-                 mv: tuple[int, int] = (1, 19), log_dirs: list[Uuid] | None = None) -> Any:
+                 mv: tuple[int, int] = (1, 29), log_dirs: list[Uuid] | None = None) -> Any:
+    """A BrokerRegistration announcing Kafka 4.2's features (metadata.version ``mv``)."""
+    from kraft_testkit.metadata.feature_versions import supported_ranges
+
     R = M.BrokerRegistrationRequest
     rng = random.Random(broker_id * 7919 + 1)
+    others = [R.Feature(name=n, min_supported_version=lo, max_supported_version=hi)
+              for n, (lo, hi) in supported_ranges().items() if n != "metadata.version"]
     return R(broker_id=broker_id, cluster_id=c.cluster_id if cluster_id is None else cluster_id,
              incarnation_id=incarnation,
              listeners=[R.Listener(name="PLAINTEXT", host=f"fake-{broker_id}", port=9092,
                                    security_protocol=0)],
              features=[R.Feature(name="metadata.version", min_supported_version=mv[0],
-                                 max_supported_version=mv[1])],
+                                 max_supported_version=mv[1]), *others],
              rack=None, is_migrating_zk_broker=False,
              log_dirs=log_dirs if log_dirs is not None else [Uuid.random(rng)],
              previous_broker_epoch=-1)

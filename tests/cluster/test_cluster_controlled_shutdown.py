@@ -1,6 +1,9 @@
 """Controlled shutdown (KIP-631): leaders move away before the controller answers
-ShouldShutDown, the broker leads nothing when it stops, and no ISR is ever emptied (the last
-member stays, with leader -1). Invariants (checked after every event) guard the ISR rules."""
+ShouldShutDown, the broker leads nothing when it stops, and without ELR no ISR is ever emptied
+(the last member stays, with leader -1). These scenarios run with ELR off
+(eligible.leader.replicas.version 0, Kafka before 4.1); tests/cluster/test_cluster_elr.py has
+the Kafka 4.2 default, where the ISR may empty and the ELR remembers who may lead.
+Invariants (checked after every event) guard the ISR rules."""
 
 from __future__ import annotations
 
@@ -19,6 +22,7 @@ from kraft_testkit.cluster import Cluster
 from kraft_testkit.protocol import messages as M
 
 SEEDS = range(8)
+NO_ELR = {"eligible.leader.replicas.version": 0}
 
 
 def shutdown_watch(c: Cluster, broker: int) -> list:
@@ -35,7 +39,7 @@ def shutdown_watch(c: Cluster, broker: int) -> list:
 
 @pytest.mark.parametrize("seed", SEEDS)
 def test_leaders_move_away_before_should_shut_down(seed, tmp_path):
-    c = Cluster(3, 3, seed=seed)
+    c = Cluster(3, 3, seed=seed, features=NO_ELR)
     c.create_topic("t", 9, 3)
     b = seed % 3
     c.create_topic("solo", assignments=[[b]])                 # b is the only replica
@@ -77,7 +81,7 @@ def test_leaders_move_away_before_should_shut_down(seed, tmp_path):
 @pytest.mark.parametrize("seed", range(6))
 def test_shutting_down_every_broker_leaves_the_last_isr_member_leaderless(seed):
     # a restart re-registers: the built-in invariant's cross-node epoch rule would misfire
-    c = cluster_with_epoch_invariant(3, 3, seed=seed)
+    c = cluster_with_epoch_invariant(3, 3, seed=seed, features=NO_ELR)
     c.create_topic("t", 6, 3)
     order = [(seed + i) % 3 for i in range(3)]
     for i, b in enumerate(order):
@@ -102,7 +106,7 @@ def test_shutting_down_every_broker_leaves_the_last_isr_member_leaderless(seed):
 
 @pytest.mark.parametrize("seed", range(6))
 def test_controlled_shutdown_while_another_broker_is_down(seed):
-    c = Cluster(3, 4, seed=seed)
+    c = Cluster(3, 4, seed=seed, features=NO_ELR)
     c.create_topic("t", 8, 3)
     down, b = seed % 4, (seed + 1) % 4
     c.faults.kill(down)
@@ -123,7 +127,7 @@ def test_controlled_shutdown_while_another_broker_is_down(seed):
 
 @pytest.mark.parametrize("seed", range(4))
 def test_graceful_stop_is_a_controlled_shutdown(seed):
-    c = cluster_with_epoch_invariant(3, 3, seed=seed)
+    c = cluster_with_epoch_invariant(3, 3, seed=seed, features=NO_ELR)
     c.create_topic("t", 3, 3)
     b = (seed + 1) % 3
     seen = shutdown_watch(c, b)

@@ -168,3 +168,12 @@ def test_fault_mix_with_the_seeds_timeouts_and_snapshots(seed):
 @pytest.mark.parametrize("seed", range(200, 210))
 def test_fault_mix_with_five_controllers(seed):
     run_sweep(seed, steps=8, controllers=5, brokers=5)
+
+
+@pytest.mark.sweep
+@pytest.mark.parametrize("seed", range(300, 310))
+def test_fault_mix_with_elr_below_min_isr(seed):
+    """Kafka 4.2's ELR at work: min.insync.replicas 2, so ISRs shrink into the ELR and empty;
+    the ELR, the unclean-shutdown rule and the last known leader must still bring every
+    partition back once the faults heal."""
+    run_sweep(seed, steps=8, configs={"min.insync.replicas": 2})

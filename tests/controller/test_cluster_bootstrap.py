@@ -30,9 +30,36 @@ TXN = ["BeginTransactionRecord", "FeatureLevelRecord", "ZkMigrationStateRecord",
 # ---------------------------------------------------------------- bootstrap records
 
 
-@pytest.mark.parametrize("mv", [v.level for v in V.VERSIONS if v.level >= 4])
+#: what Kafka 4.2's format step finalizes besides metadata.version (Feature.defaultVersion)
+FEATURES_AT = {
+    22: ["group.version"],
+    24: ["group.version", "transaction.version"],
+    26: ["eligible.leader.replicas.version", "group.version", "transaction.version"],
+    28: ["eligible.leader.replicas.version", "group.version", "share.version",
+         "transaction.version"],
+    29: ["eligible.leader.replicas.version", "group.version", "share.version",
+         "streams.version", "transaction.version"],
+}
+
+
+def _features_at(mv: int) -> list[str]:
+    return next((FEATURES_AT[lv] for lv in sorted(FEATURES_AT, reverse=True) if mv >= lv), [])
+
+
+@pytest.mark.parametrize("mv", [v.level for v in V.VERSIONS if 4 <= v.level <= 29])
 def test_bootstrap_records_by_metadata_version(mv):
     records = bootstrap_records(mv)
+    others = _features_at(mv)
+    names = [r.message.name for r in records if isinstance(r.message, M.FeatureLevelRecord)]
+    assert names == ["metadata.version", *others]
+    # ELR on (4.1-IV0+): Kafka's ELR safety record, a cluster-level min.insync.replicas
+    safety = [r.message for r in records if isinstance(r.message, M.ConfigRecord)]
+    assert safety == ([M.ConfigRecord(resource_type=4, resource_name="",
+                                      name="min.insync.replicas", value="1")]
+                      if mv >= 26 else [])
+    records = [r for r in records if not isinstance(r.message, M.ConfigRecord)]
+    records = [r for r in records if not (isinstance(r.message, M.FeatureLevelRecord)
+                                          and r.message.name != "metadata.version")]
     if mv >= 13:        # 3.6-IV1: metadata transactions
         assert types(records) == TXN
         assert records[0].message == M.BeginTransactionRecord(name="Bootstrap records")
@@ -55,13 +82,36 @@ def test_no_bootstrap_before_3_3_iv0_or_at_unknown_levels(mv):
 
 
 def test_bootstrap_with_other_features_and_names():
-    records = bootstrap_records("3.7-IV4", {"zeta.version": 2, "alpha.version": 1,
-                                           "off.version": 0})
+    records = bootstrap_records("3.7-IV4", {"transaction.version": 2, "group.version": 1,
+                                           "eligible.leader.replicas.version": 0})
     levels = [(r.message.name, r.message.feature_level) for r in records
               if isinstance(r.message, M.FeatureLevelRecord)]
-    assert levels == [("metadata.version", 19), ("alpha.version", 1), ("zeta.version", 2)]
+    assert levels == [("metadata.version", 19), ("group.version", 1),
+                      ("transaction.version", 2)]
     image = MetadataImage.EMPTY.replay(records)
-    assert dict(image.features.finalized) == {"alpha.version": 1, "zeta.version": 2}
+    assert dict(image.features.finalized) == {"group.version": 1, "transaction.version": 2}
+
+
+@pytest.mark.parametrize("mv, features, why", [
+    (29, {"zeta.version": 1}, "Unsupported feature: zeta.version"),
+    (29, {"group.version": 2}, "No feature:group.version with feature level 2"),
+    # ELR needs the 4.0-IV1 records; share groups need 4.1-IV1 (Feature.validateVersion)
+    (22, {"eligible.leader.replicas.version": 1},
+     "eligible.leader.replicas.version could not be set to 1 because it depends on "
+     "metadata.version level 23"),
+    (26, {"share.version": 1},
+     "share.version could not be set to 1 because it depends on metadata.version level 27"),
+    (30, None, "not production-ready"),
+    (29, {"kraft.version": 1}, "static"),
+])
+def test_bootstrap_refuses_what_kafka_format_refuses(mv, features, why):
+    with pytest.raises(BootstrapError, match=why):
+        bootstrap_records(mv, features)
+
+
+def test_unstable_feature_versions_allow_4_3_iv0():
+    records = bootstrap_records(30, unstable=True)
+    assert records[1].message == M.FeatureLevelRecord(name="metadata.version", feature_level=30)
 
 
 def test_bootstrap_metadata_needs_a_metadata_version():

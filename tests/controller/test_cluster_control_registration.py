@@ -125,7 +125,7 @@ def test_retry_before_catching_up_waits_for_the_amended_record():
 def test_other_incarnation_is_refused_while_the_old_lease_lives():
     h = Harness(18)
     epoch = h.register(1).broker_epoch
-    h.heartbeat(1, want_fence=True)   # alive, though fenced: contact all the same
+    h.heartbeat(1, want_fence=True)   # alive, though fenced: contact all the same (4.x tracker)
     contact = h.now_ms
     h.advance(SESSION_MS)             # exactly at the end of the session: still valid
     response = h.register(1, uid(77))
@@ -137,6 +137,22 @@ def test_other_incarnation_is_refused_while_the_old_lease_lives():
     assert response.error_code == ErrorCode.NONE and response.broker_epoch > epoch
     broker = h.image.cluster.broker(1)
     assert broker.incarnation_id == uid(77) and broker.fenced
+
+
+def test_previous_broker_epoch_lets_in_only_over_a_fenced_registration():
+    """The clean-shutdown proof (PreviousBrokerEpoch == the registered epoch) takes the id at
+    once from a fenced registration, never from a live unfenced one."""
+    h = Harness(18)
+    epoch = h.start_broker(1)         # unfenced and in contact
+    proof = registration(1, uid(77)).replace(previous_broker_epoch=epoch)
+    response = h.run(cluster.register_broker(h.ctx(), proof))
+    assert response.error_code == ErrorCode.DUPLICATE_BROKER_REGISTRATION
+    h.heartbeat(1, want_fence=True)   # now fenced (as a controlled shutdown ends), still in contact
+    assert h.image.cluster.broker(1).fenced
+    response = h.run(cluster.register_broker(h.ctx(), registration(1, uid(78))))
+    assert response.error_code == ErrorCode.DUPLICATE_BROKER_REGISTRATION   # no proof
+    response = h.run(cluster.register_broker(h.ctx(), proof))
+    assert response.error_code == ErrorCode.NONE and response.broker_epoch > epoch
 
 
 def test_other_incarnation_replaces_an_unfenced_broker_whose_lease_expired():

@@ -1,4 +1,9 @@
-"""UpdateFeatures and the finalized metadata.version, as Kafka's FeatureControlManager decides."""
+"""UpdateFeatures and the finalized metadata.version, as Kafka 4.x's FeatureControlManager decides.
+
+Since Kafka 3.9 (KIP-1022) the first failing update fails the whole request with a top-level
+error ("The update failed for all features since the following feature had an error: ...");
+``only`` reads that error like a per-feature result.
+"""
 
 from __future__ import annotations
 
@@ -39,7 +44,12 @@ def update(h: Harness, *updates, supported=None, quorum=None, **kw) -> M.UpdateF
 
 
 def only(response: M.UpdateFeaturesResponse):
-    assert response.error_code == ErrorCode.NONE
+    if response.error_code != ErrorCode.NONE:
+        assert response.results == ()
+        assert response.error_message.startswith(
+            "The update failed for all features since the following feature had an error: ")
+        return M.UpdateFeaturesResponse.UpdatableFeatureResult(
+            feature="?", error_code=response.error_code, error_message=response.error_message)
     (result,) = response.results
     return result
 
@@ -91,7 +101,7 @@ def test_downgrade_across_a_metadata_change_is_refused_even_unsafe():
     h = Harness(18)                  # 3.7-IV2 (17) changed records
     result = only(update(h, (MV, 16, SAFE)))
     assert result.error_code == ErrorCode.INVALID_UPDATE_VERSION
-    assert "UNSAFE_DOWNGRADE" in result.error_message
+    assert "Refusing to perform the requested downgrade" in result.error_message
     result = only(update(h, (MV, 16, UNSAFE)))
     assert result.error_code == ErrorCode.INVALID_UPDATE_VERSION
     assert "Unsafe metadata downgrade is not supported" in result.error_message
@@ -131,7 +141,7 @@ def test_every_registered_broker_must_support_the_new_level():
     h.heartbeat(2, want_fence=True)    # fenced brokers count too
     result = only(update(h, (MV, 18, UPGRADE)))
     assert result.error_code == ErrorCode.INVALID_UPDATE_VERSION
-    assert "broker 2 only supports versions" in result.error_message
+    assert "Broker 2 only supports versions" in result.error_message
     assert only(update(h, (MV, 17, UPGRADE))).error_code == 0
 
 
@@ -140,7 +150,7 @@ def test_registered_controllers_and_voters_must_support_it():
     h.run(cluster.register_controller(h.ctx(), controller_registration(CONTROLLER_ID)))
     h.run(cluster.register_controller(h.ctx(), controller_registration(2, mv_range=(1, 16))))
     result = only(update(h, (MV, 17, UPGRADE)))
-    assert "controller 2 only supports versions" in result.error_message
+    assert "Controller 2 only supports versions" in result.error_message
     assert only(update(h, (MV, 16, UPGRADE), quorum=[CONTROLLER_ID, 2])).error_code == 0
     result = only(update(h, (MV, 16, UPGRADE), quorum=[CONTROLLER_ID, 2, 3]))
     assert result.error_code == ErrorCode.INVALID_UPDATE_VERSION
@@ -151,7 +161,7 @@ def test_this_controller_must_support_it():
     h = Harness(8)
     result = only(update(h, (MV, 18, UPGRADE), supported={MV: VersionRange(1, 17)}))
     assert result.error_message.endswith(f"Local controller {CONTROLLER_ID} only supports "
-                                         "versions [1-17]")
+                                         "versions 1-17")
 
 
 def test_no_metadata_version_change_during_a_zk_migration():
@@ -179,24 +189,32 @@ def test_finalize_and_remove_a_feature():
 
 def test_a_feature_nobody_knows_cannot_be_finalized():
     h = Harness(18)
-    result = only(update(h, ("group.version", 1, UPGRADE)))
+    result = only(update(h, ("a.version", 1, UPGRADE)))
     assert result.error_code == ErrorCode.INVALID_UPDATE_VERSION
     assert "does not support this feature." in result.error_message
     h.register(1)   # knows nothing of group.version
     result = only(update(h, ("group.version", 1, UPGRADE), supported=WITH_GROUPS))
-    assert "broker 1 does not support this feature." in result.error_message
+    assert "Broker 1 does not support this feature." in result.error_message
     # turning it off is always supported
     assert only(update(h, ("group.version", 0, UPGRADE))).error_code == 0
 
 
-def test_results_per_feature_sorted_and_successes_written_together():
+def test_one_failing_update_fails_the_request_and_success_is_written_together():
+    """Kafka 4.x: the first error aborts every update (top-level error, no results); on
+    success each feature gets a NONE result in request order, the records one atomic batch."""
     h = Harness(8)
     response = update(h, (MV, 18, UPGRADE), ("group.version", 1, UPGRADE),
                       ("a.version", 2, UPGRADE), supported=WITH_GROUPS)
-    assert [r.feature for r in response.results] == ["a.version", "group.version", MV]
-    assert [r.error_code for r in response.results] == \
-        [ErrorCode.INVALID_UPDATE_VERSION, 0, 0]
-    assert sorted(r.message.name for r in h.last_records) == ["group.version", MV]
+    assert response.error_code == ErrorCode.INVALID_UPDATE_VERSION and response.results == ()
+    assert response.error_message == (
+        "The update failed for all features since the following feature had an error: "
+        "Invalid update version 2 for feature a.version. Local controller "
+        f"{CONTROLLER_ID} does not support this feature.")
+    assert h.last_records == [] and h.image.metadata_version == 8
+    response = update(h, (MV, 18, UPGRADE), ("group.version", 1, UPGRADE), supported=WITH_GROUPS)
+    assert [(r.feature, r.error_code) for r in response.results] == \
+        [(MV, 0), ("group.version", 0)]
+    assert [r.message.name for r in h.last_records] == [MV, "group.version"]
     assert h.image.metadata_version == 18
     assert finalized_features(h.image)["group.version"] == 1
 

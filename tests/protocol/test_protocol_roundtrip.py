@@ -129,7 +129,7 @@ def test_unknown_tags_appended_to_bytes_survive(cls, version, data):
 def test_every_declared_class_is_exercised():
     """The registries hold what Kafka releases (guards the parametrisation above)."""
     assert sorted(M.METADATA) == [0, 1, 2, 3, 4, 5, 7, 8, 9, 10, 11, 12, 14, 15, 17, 18, 19, 20,
-                                  21, 22, 23, 24, 25, 26, 27]
+                                  21, 22, 23, 24, 25, 26, 27, 28]
     assert sorted(M.DRAFT_METADATA) == list(range(17))
     assert sorted(M.CONTROL) == [2, 3, 4, 5, 6]
     assert set(M.REQUESTS) == set(M.RESPONSES)

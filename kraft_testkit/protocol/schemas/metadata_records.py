@@ -280,3 +280,12 @@ REGISTER_CONTROLLER_RECORD = message(
         field("Features", "[]ControllerFeature", "0+", fields=_SUPPORTED_FEATURE_FIELDS),
     ],
 )
+
+# Kafka 4.0 (KIP-966): clears the ELR and last known ELR of one topic's partitions, or of every
+# topic when TopicName is empty (written when min.insync.replicas changes or ELR is disabled).
+CLEAR_ELR_RECORD = message(
+    "ClearElrRecord", kind="metadata", api_key=28, versions="0", flexible="0+",
+    fields=[
+        field("TopicName", "string", "0+"),
+    ],
+)
