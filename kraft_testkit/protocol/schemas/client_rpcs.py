@@ -1,0 +1,136 @@
+"""Client data-plane RPCs the loopback gateway serves: Produce, ListOffsets, OffsetForLeaderEpoch.
+
+Wire facts after Apache Kafka 4.x's message schemas (the versions a 4.0 broker accepts: the
+pre-KIP-896 versions Kafka 4.0 dropped are not declared); declarations are our own.
+"""
+
+from ..schema import field, message
+
+# --- Produce (0) ---------------------------------------------------------------------------
+# v3 is Kafka 4.0's baseline (message format v2 only); v9 flexible; v10 adds the tagged
+# CurrentLeader / NodeEndpoints of KIP-951; v11 and v12 change semantics only. v13 (topic ids)
+# is left out.
+
+PRODUCE_REQUEST = message(
+    "ProduceRequest", kind="request", api_key=0, versions="3-12", flexible="9+",
+    fields=[
+        field("TransactionalId", "string", "3+", nullable="0+", default=None),
+        field("Acks", "int16", "0+"),
+        field("TimeoutMs", "int32", "0+"),
+        field("TopicData", "[]TopicProduceData", "0+", fields=[
+            field("Name", "string", "0+"),
+            field("PartitionData", "[]PartitionProduceData", "0+", fields=[
+                field("Index", "int32", "0+"),
+                field("Records", "records", "0+", nullable="0+"),
+            ]),
+        ]),
+    ],
+)
+
+PRODUCE_RESPONSE = message(
+    "ProduceResponse", kind="response", api_key=0, versions="3-12", flexible="9+",
+    fields=[
+        field("Responses", "[]TopicProduceResponse", "0+", fields=[
+            field("Name", "string", "0+"),
+            field("PartitionResponses", "[]PartitionProduceResponse", "0+", fields=[
+                field("Index", "int32", "0+"),
+                field("ErrorCode", "int16", "0+"),
+                field("BaseOffset", "int64", "0+"),
+                field("LogAppendTimeMs", "int64", "2+", default=-1, ignorable=True),
+                field("LogStartOffset", "int64", "5+", default=-1, ignorable=True),
+                field("RecordErrors", "[]BatchIndexAndErrorMessage", "8+", ignorable=True,
+                      fields=[
+                          field("BatchIndex", "int32", "8+"),
+                          field("BatchIndexErrorMessage", "string", "8+", nullable="8+",
+                                default=None),
+                      ]),
+                field("ErrorMessage", "string", "8+", nullable="8+", default=None,
+                      ignorable=True),
+                field("CurrentLeader", "LeaderIdAndEpoch", "10+", tag=0, tagged="10+",
+                      ignorable=True, fields=[
+                          field("LeaderId", "int32", "10+", default=-1),
+                          field("LeaderEpoch", "int32", "10+", default=-1),
+                      ]),
+            ]),
+        ]),
+        field("ThrottleTimeMs", "int32", "1+", default=0, ignorable=True),
+        field("NodeEndpoints", "[]NodeEndpoint", "10+", tag=0, tagged="10+", ignorable=True,
+              fields=[
+                  field("NodeId", "int32", "10+"),
+                  field("Host", "string", "10+"),
+                  field("Port", "int32", "10+"),
+                  field("Rack", "string", "10+", nullable="10+", default=None),
+              ]),
+    ],
+)
+
+# --- ListOffsets (2) -----------------------------------------------------------------------
+# v1 is Kafka 4.0's baseline; v6 flexible; v7 max timestamp (KIP-734); v8 local log start
+# (KIP-405); v9 last tiered offset (KIP-1005): same shapes. v10 (a TimeoutMs) is left out.
+
+LIST_OFFSETS_REQUEST = message(
+    "ListOffsetsRequest", kind="request", api_key=2, versions="1-9", flexible="6+",
+    fields=[
+        field("ReplicaId", "int32", "0+"),
+        field("IsolationLevel", "int8", "2+"),
+        field("Topics", "[]ListOffsetsTopic", "0+", fields=[
+            field("Name", "string", "0+"),
+            field("Partitions", "[]ListOffsetsPartition", "0+", fields=[
+                field("PartitionIndex", "int32", "0+"),
+                field("CurrentLeaderEpoch", "int32", "4+", default=-1, ignorable=True),
+                field("Timestamp", "int64", "0+"),
+            ]),
+        ]),
+    ],
+)
+
+LIST_OFFSETS_RESPONSE = message(
+    "ListOffsetsResponse", kind="response", api_key=2, versions="1-9", flexible="6+",
+    fields=[
+        field("ThrottleTimeMs", "int32", "2+", ignorable=True),
+        field("Topics", "[]ListOffsetsTopicResponse", "0+", fields=[
+            field("Name", "string", "0+"),
+            field("Partitions", "[]ListOffsetsPartitionResponse", "0+", fields=[
+                field("PartitionIndex", "int32", "0+"),
+                field("ErrorCode", "int16", "0+"),
+                field("Timestamp", "int64", "1+", default=-1),
+                field("Offset", "int64", "1+", default=-1),
+                field("LeaderEpoch", "int32", "4+", default=-1),
+            ]),
+        ]),
+    ],
+)
+
+# --- OffsetForLeaderEpoch (23) -------------------------------------------------------------
+# v2 is Kafka 4.0's baseline (current leader epoch for fencing); v3 adds ReplicaId; v4 flexible.
+
+OFFSET_FOR_LEADER_EPOCH_REQUEST = message(
+    "OffsetForLeaderEpochRequest", kind="request", api_key=23, versions="2-4", flexible="4+",
+    fields=[
+        field("ReplicaId", "int32", "3+", default=-2, ignorable=True),
+        field("Topics", "[]OffsetForLeaderTopic", "0+", fields=[
+            field("Topic", "string", "0+"),
+            field("Partitions", "[]OffsetForLeaderPartition", "0+", fields=[
+                field("Partition", "int32", "0+"),
+                field("CurrentLeaderEpoch", "int32", "2+", default=-1, ignorable=True),
+                field("LeaderEpoch", "int32", "0+"),
+            ]),
+        ]),
+    ],
+)
+
+OFFSET_FOR_LEADER_EPOCH_RESPONSE = message(
+    "OffsetForLeaderEpochResponse", kind="response", api_key=23, versions="2-4", flexible="4+",
+    fields=[
+        field("ThrottleTimeMs", "int32", "2+", ignorable=True),
+        field("Topics", "[]OffsetForLeaderTopicResult", "0+", fields=[
+            field("Topic", "string", "0+"),
+            field("Partitions", "[]EpochEndOffset", "0+", fields=[
+                field("ErrorCode", "int16", "0+"),
+                field("Partition", "int32", "0+"),
+                field("LeaderEpoch", "int32", "1+", default=-1, ignorable=True),
+                field("EndOffset", "int64", "0+"),
+            ]),
+        ]),
+    ],
+)
