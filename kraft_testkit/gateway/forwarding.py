@@ -1,0 +1,123 @@
+"""Controller RPCs from clients: forwarded to the active controller, or sent to the controller
+a ``bootstrap.controllers`` client dialled.
+
+A request that reaches a broker is forwarded as Kafka's ForwardingManager forwards it: to the
+active controller, again to the next one when the answer is NOT_CONTROLLER (a failover) or none
+comes within the broker's request timeout, until the client's own timeout; then the client gets
+REQUEST_TIMED_OUT. A request that reaches a controller directly is answered by that controller:
+NOT_CONTROLLER when it is not the active one, as Kafka's controllers answer, and the client
+retries (librdkafka and the Java admin client do).
+
+On the simulated network the forwarded request travels from the kit's admin node (id -1), like
+every admin operation of :class:`~kraft_testkit.cluster.Cluster`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kraft_testkit.admin import ADMIN_NODE_ID
+from kraft_testkit.cluster import _not_controller as is_not_controller
+from kraft_testkit.controller import handlers as _registers_handlers  # noqa: F401 (fills HANDLERS)
+from kraft_testkit.controller.quorum_controller import HANDLERS
+from kraft_testkit.controller.quorum_controller import _not_controller as not_controller_answer
+from kraft_testkit.controller.quorum_controller import _with_error
+from kraft_testkit.protocol import messages as M
+from kraft_testkit.protocol.codegen import Message
+from kraft_testkit.protocol.error_codes import ErrorCode
+from kraft_testkit.raft import rpc
+
+from .context import Pending, RequestContext
+
+#: the broker's wait for one controller answer (Kafka's controller channel request timeout)
+CONTROLLER_REQUEST_TIMEOUT_MS = 5_000
+#: the wait when the request names no timeout of its own (the admin client's default)
+DEFAULT_CLIENT_TIMEOUT_MS = 30_000
+RETRY_BACKOFF_MS = 100
+
+#: controller RPCs a client may send (the node-to-controller ones stay internal)
+CLIENT_CONTROLLER_APIS = tuple(sorted(
+    (cls for cls in HANDLERS if cls not in (
+        M.AlterPartitionRequest, M.BrokerRegistrationRequest, M.BrokerHeartbeatRequest,
+        M.AllocateProducerIdsRequest, M.ControllerRegistrationRequest)),
+    key=lambda c: c._spec.api_key)) + (M.DescribeQuorumRequest,)
+
+
+def error_response(request: Message, code: int) -> Message:
+    """The response Kafka gives ``request`` when it fails as a whole with ``code``."""
+    return _with_error(not_controller_answer(request), code)
+
+
+def _client_timeout(body: Message) -> int:
+    timeout = getattr(body, "timeout_ms", None)
+    return timeout if isinstance(timeout, int) and timeout > 0 else DEFAULT_CLIENT_TIMEOUT_MS
+
+
+class ControllerCall:
+    """One client request on its way to a controller over the simulated network."""
+
+    def __init__(self, ctx: RequestContext, body: Message, direct_to: int | None) -> None:
+        self.cluster = ctx.cluster
+        self.body = body
+        self.direct_to = direct_to
+        self.deadline_ms = ctx.now_ms + _client_timeout(body)
+        self.cid: int | None = None
+        self.sent_ms = 0
+        self.retry_at_ms = ctx.now_ms
+        self.stale: set[int] = set()
+        self.answer: Message | None = None
+
+    def _send(self, dest: int) -> None:
+        c = self.cluster
+        c._correlation = (c._correlation + 1) & 0x7FFFFFFF  # noqa: SLF001 (shared id space)
+        self.cid = c._correlation
+        self.sent_ms = c.now_ms
+        c.sim.network.send(ADMIN_NODE_ID, dest, rpc.request(self.cid, self.body))
+
+    def poll(self) -> Message | None:
+        if self.answer is not None:
+            return self.answer
+        c = self.cluster
+        responses = c._admin.responses  # noqa: SLF001 (the admin node's mailbox)
+        for cid in [x for x in self.stale if x in responses]:
+            responses.pop(cid)
+            self.stale.discard(cid)
+        now = c.now_ms
+        if self.cid is not None and self.cid in responses:
+            _, response = responses.pop(self.cid)
+            self.cid = None
+            if self.direct_to is None and is_not_controller(response) and now < self.deadline_ms:
+                self.retry_at_ms = now + RETRY_BACKOFF_MS
+            else:
+                self.answer = response
+                return response
+        if self.cid is not None and now - self.sent_ms >= CONTROLLER_REQUEST_TIMEOUT_MS:
+            self.stale.add(self.cid)
+            self.cid = None
+            self.retry_at_ms = now
+        if self.cid is None and now >= self.retry_at_ms:
+            dest = self.direct_to
+            if dest is None:
+                active = c.active_controller
+                dest = active.id if active is not None else None
+            if dest is not None and c.sim.process(dest).up:
+                self._send(dest)
+            else:
+                self.retry_at_ms = now + RETRY_BACKOFF_MS
+        return None
+
+    def expire(self) -> Message:
+        if self.cid is not None:
+            self.stale.add(self.cid)
+        return error_response(self.body, ErrorCode.REQUEST_TIMED_OUT)
+
+
+def forward(ctx: RequestContext, body: Message) -> Pending:
+    """Send ``body`` to the controller (see the module doc) and wait for its answer."""
+    call = ControllerCall(ctx, body, ctx.node if ctx.role == "controller" else None)
+    call.poll()
+    return Pending(call.poll, call.expire, virtual_deadline_ms=call.deadline_ms)
+
+
+def is_forwarded(body: Any) -> bool:
+    return isinstance(body, CLIENT_CONTROLLER_APIS)
