@@ -34,6 +34,8 @@ CONTROLLER_REQUEST_TIMEOUT_MS = 5_000
 #: the wait when the request names no timeout of its own (the admin client's default)
 DEFAULT_CLIENT_TIMEOUT_MS = 30_000
 RETRY_BACKOFF_MS = 100
+#: how long an answer waits for the brokers to replay what the controller committed
+PROPAGATION_WAIT_MS = 5_000
 
 #: controller RPCs a client may send (the node-to-controller ones stay internal)
 CLIENT_CONTROLLER_APIS = tuple(sorted(
@@ -48,6 +50,17 @@ def error_response(request: Message, code: int) -> Message:
     return _with_error(not_controller_answer(request), code)
 
 
+def newest_shape(body: Message) -> Message:
+    """The request as its newest version carries it: the simulated network speaks each API's
+    newest version, so fields older versions alone carry must move (DeleteTopics v0-5 names
+    its topics in ``topic_names``; v6 in ``topics``)."""
+    if isinstance(body, M.DeleteTopicsRequest) and body.topic_names:
+        state = M.DeleteTopicsRequest.DeleteTopicState
+        return body.replace(topic_names=(), topics=tuple(body.topics) + tuple(
+            state(name=n) for n in body.topic_names))
+    return body
+
+
 def _client_timeout(body: Message) -> int:
     timeout = getattr(body, "timeout_ms", None)
     return timeout if isinstance(timeout, int) and timeout > 0 else DEFAULT_CLIENT_TIMEOUT_MS
@@ -58,7 +71,7 @@ class ControllerCall:
 
     def __init__(self, ctx: RequestContext, body: Message, direct_to: int | None) -> None:
         self.cluster = ctx.cluster
-        self.body = body
+        self.body = newest_shape(body)
         self.direct_to = direct_to
         self.deadline_ms = ctx.now_ms + _client_timeout(body)
         self.cid: int | None = None
@@ -66,6 +79,9 @@ class ControllerCall:
         self.retry_at_ms = ctx.now_ms
         self.stale: set[int] = set()
         self.answer: Message | None = None
+        self.held: Message | None = None   # the controller's answer, until brokers caught up
+        self.held_at_ms = 0
+        self.offset = -1
 
     def _send(self, dest: int) -> None:
         c = self.cluster
@@ -77,6 +93,8 @@ class ControllerCall:
     def poll(self) -> Message | None:
         if self.answer is not None:
             return self.answer
+        if self.held is not None:
+            return self._after_propagation()
         c = self.cluster
         responses = c._admin.responses  # noqa: SLF001 (the admin node's mailbox)
         for cid in [x for x in self.stale if x in responses]:
@@ -89,8 +107,9 @@ class ControllerCall:
             if self.direct_to is None and is_not_controller(response) and now < self.deadline_ms:
                 self.retry_at_ms = now + RETRY_BACKOFF_MS
             else:
-                self.answer = response
-                return response
+                self.held, self.held_at_ms = response, now
+                self.offset = c.metadata.provenance.offset
+                return self._after_propagation()
         if self.cid is not None and now - self.sent_ms >= CONTROLLER_REQUEST_TIMEOUT_MS:
             self.stale.add(self.cid)
             self.cid = None
@@ -106,7 +125,24 @@ class ControllerCall:
                 self.retry_at_ms = now + RETRY_BACKOFF_MS
         return None
 
+    def _after_propagation(self) -> Message | None:
+        """The answer once every running broker replayed the committed metadata it may depend
+        on (a client that created a topic asks a broker about it next), or after
+        PROPAGATION_WAIT_MS."""
+        c = self.cluster
+        if c.now_ms - self.held_at_ms < PROPAGATION_WAIT_MS:
+            for n in c.broker_ids:
+                b = c.broker(n)
+                if b is not None and c.sim.process(n).state.value == "running" and \
+                        b.metadata_offset < self.offset:
+                    return None
+        self.answer = self.held
+        return self.answer
+
     def expire(self) -> Message:
+        if self.held is not None:
+            self.answer = self.held
+            return self.held
         if self.cid is not None:
             self.stale.add(self.cid)
         return error_response(self.body, ErrorCode.REQUEST_TIMED_OUT)

@@ -12,6 +12,7 @@ import zlib
 import pytest
 
 STORAGES = ("memory", "tmpdir")
+pytest_plugins = ["pytest_kraft.gateway"]  # kraft_bootstrap (real clients over loopback)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -1,0 +1,53 @@
+"""kafka-python's KafkaAdminClient against the in-process cluster."""
+
+from __future__ import annotations
+
+import pytest
+
+kafka = pytest.importorskip("kafka")
+from kafka.admin import KafkaAdminClient, NewTopic  # noqa: E402
+
+
+@pytest.fixture
+def admin(kraft_bootstrap):
+    client = KafkaAdminClient(bootstrap_servers=kraft_bootstrap.bootstrap_servers,
+                              request_timeout_ms=20_000)
+    yield client
+    client.close()
+
+
+def test_create_list_and_describe_topics(admin, kraft_cluster):
+    admin.create_topics([NewTopic("orders", 4, 3)])
+    assert "orders" in admin.list_topics()
+    [desc] = admin.describe_topics(["orders"])
+    topic = kraft_cluster.metadata.topic("orders")
+    assert desc["name"] == "orders" and desc["topic_id"] == str(topic.id.to_uuid())
+    assert {p["partition_index"]: (p["leader_id"], p["replica_nodes"], p["isr_nodes"])
+            for p in desc["partitions"]} == \
+        {pid: (reg.leader, list(reg.replicas), list(reg.isr))
+         for pid, reg in topic.partitions.items()}
+
+
+def test_describe_cluster(admin, kraft_cluster):
+    info = admin.describe_cluster()
+    assert info["cluster_id"] == kraft_cluster.cluster_id
+    assert sorted(b["broker_id"] for b in info["brokers"]) == kraft_cluster.broker_ids
+
+
+def test_admin_across_controller_failover_and_broker_kill(admin, kraft_bootstrap, kraft_cluster):
+    admin.create_topics([NewTopic("a", 1, 3)])
+    with kraft_bootstrap.hold() as c:
+        old = c.active_controller
+        c.faults.kill(old)
+        c.run_until(lambda c: c.active_controller not in (None, old), timeout_ms=10_000)
+        victim = c.brokers[-1]  # not the broker Metadata names "controller" (kafka-python
+        # sends admin requests there and does not retry a dead one)
+        c.faults.kill(victim)
+        c.run_until(lambda c: c.broker_state(victim).fenced, timeout_ms=30_000)
+    admin.create_topics([NewTopic("b", 2, 2)])
+    assert kraft_cluster.metadata.topic("b") is not None
+    info = admin.describe_cluster()
+    assert sorted(b["broker_id"] for b in info["brokers"]) == \
+        [b for b in kraft_cluster.broker_ids if b != victim.id]
+    admin.delete_topics(["a"])
+    assert "a" not in admin.list_topics()
