@@ -79,8 +79,14 @@ class Gateway:
 
     # ------------------------------------------------------------------ addresses
 
-    def address(self, node: int) -> tuple[str, int]:
-        return self.host, self._ports.get(node, 0)
+    def address(self, node: Any) -> tuple[str, int]:
+        """(host, port) of a node's listener (a handle or an id)."""
+        from kraft_testkit.cluster import node_id
+
+        nid = node_id(node)
+        if nid not in self._ports:
+            raise GatewayError(f"no listener for node {nid}; nodes: {sorted(self._ports)}")
+        return self.host, self._ports[nid]
 
     @property
     def bootstrap_servers(self) -> str:
@@ -192,6 +198,18 @@ class Gateway:
                 raise GatewayError(f"speed is None (stepping) or a number > 0, got {speed!r}")
             self.speed = float(speed) if speed is not None else None
             self._reanchor()
+
+    def cut_clients(self, *nodes: Any) -> Any:
+        """Cut the clients (the admin node -1's side of the simulated network) off ``nodes``:
+        their sockets go silent. Returns the cut for :meth:`heal_clients`."""
+        from kraft_testkit.cluster import node_id
+
+        with self.hold() as c:
+            return c.sim.network.partition([ADMIN_NODE_ID], [node_id(n) for n in nodes])
+
+    def heal_clients(self, cut: Any) -> None:
+        with self.hold() as c:
+            c.sim.network.heal(cut)
 
     def log_line(self, text: str) -> None:
         log.warning(text)
