@@ -95,6 +95,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     from .simulate import add_parser as add_simulate
     add_simulate(sub)
+    from .serve import add_parser as add_serve
+    add_serve(sub)
     return parser
 
 
