@@ -229,8 +229,9 @@ class Gateway:
                 try:
                     for key, _ in events:
                         self._on_ready(key.fileobj)
-                    self._advance_time()
-                    self._serve_all()
+                    self._serve_all()      # new requests: answers, or waits
+                    self._advance_time()   # the simulation moves for the waits
+                    self._serve_all()      # what became ready goes out now
                 except Exception as e:  # a bug or an invariant violation: stop, tell the test
                     self.failure = e
                     log.exception("gateway loop failed")
