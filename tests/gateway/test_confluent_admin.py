@@ -81,3 +81,49 @@ def test_admin_requests_survive_a_controller_failover(admin, kraft_bootstrap, kr
     admin.create_topics([NewTopic("during", 3, 3)])["during"].result(30)
     assert kraft_cluster.active_controller not in (None, old)
     assert kraft_cluster.metadata.topic("during") is not None
+
+
+def test_acls_round_trip(admin, kraft_cluster):
+    from confluent_kafka.admin import (
+        AclBinding,
+        AclBindingFilter,
+        AclOperation,
+        AclPermissionType,
+        ResourcePatternType,
+        ResourceType,
+    )
+
+    binding = AclBinding(ResourceType.TOPIC, "orders", ResourcePatternType.LITERAL,
+                         "User:alice", "*", AclOperation.READ, AclPermissionType.ALLOW)
+    admin.create_acls([binding])[binding].result(20)
+    assert len(kraft_cluster.metadata.acls.acls) == 1
+    flt = AclBindingFilter(ResourceType.ANY, None, ResourcePatternType.ANY, None, None,
+                           AclOperation.ANY, AclPermissionType.ANY)
+    assert admin.describe_acls(flt).result(20) == [binding]
+    assert admin.delete_acls([flt])[flt].result(20) == [binding]
+    assert len(kraft_cluster.metadata.acls.acls) == 0
+
+
+def test_list_offsets_after_producing(admin, kraft_bootstrap):
+    from confluent_kafka import Producer, TopicPartition
+    from confluent_kafka.admin import OffsetSpec
+
+    admin.create_topics([NewTopic("counted", 1, 3)])["counted"].result(20)
+    p = Producer({"bootstrap.servers": kraft_bootstrap.bootstrap_servers, "acks": "all",
+                  "enable.idempotence": False})
+    for i in range(7):
+        p.produce("counted", value=str(i), partition=0, timestamp=1_000 + i)
+    assert p.flush(20) == 0
+    tp = TopicPartition("counted", 0)
+    latest = admin.list_offsets({tp: OffsetSpec.latest()})[tp].result(20)
+    earliest = admin.list_offsets({tp: OffsetSpec.earliest()})[tp].result(20)
+    assert (earliest.offset, latest.offset) == (0, 7)
+
+
+def test_elect_leaders(admin, kraft_cluster):
+    from confluent_kafka import ElectionType, TopicPartition
+
+    admin.create_topics([NewTopic("elect", 1, 3)])["elect"].result(20)
+    result = admin.elect_leaders(ElectionType.PREFERRED, [TopicPartition("elect", 0)]).result(20)
+    # the preferred replica leads already: Kafka's ELECTION_NOT_NEEDED
+    assert result[TopicPartition("elect", 0)].code() == ck.KafkaError.ELECTION_NOT_NEEDED

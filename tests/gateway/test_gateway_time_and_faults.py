@@ -120,3 +120,25 @@ def test_an_unreachable_node_is_silent_until_healed(how, kraft_bootstrap, kraft_
 def test_bad_speed_is_a_typed_error(kraft_cluster):
     with pytest.raises(GatewayError, match="speed"):
         serve(kraft_cluster, speed=0)
+
+
+def test_controller_listeners_answer_as_kafka_controllers(kraft_bootstrap, kraft_cluster):
+    """bootstrap.controllers clients: DescribeCluster lists controllers; a non-active controller
+    answers NOT_CONTROLLER; the active one commits."""
+    from kraft_testkit.protocol.error_codes import ErrorCode
+
+    active = kraft_cluster.active_controller
+    other = next(c for c in kraft_cluster.controllers if c != active)
+    to_other = RawClient(kraft_bootstrap.address(other)[1])
+    d = to_other.request(M.DescribeClusterRequest(endpoint_type=2), 1)
+    assert d.error_code == 0 and d.controller_id == active.id
+    assert sorted(b.broker_id for b in d.brokers) == kraft_cluster.controller_ids
+    assert to_other.request(M.DescribeClusterRequest(endpoint_type=1), 1).error_code == \
+        ErrorCode.MISMATCHED_ENDPOINT_TYPE
+    R = M.CreateTopicsRequest
+    body = R(topics=(R.CreatableTopic(name="direct", num_partitions=1, replication_factor=3),),
+             timeout_ms=10_000)
+    assert to_other.request(body, 7).topics[0].error_code == ErrorCode.NOT_CONTROLLER
+    to_active = RawClient(kraft_bootstrap.address(active)[1])
+    assert to_active.request(body, 7).topics[0].error_code == 0
+    assert kraft_cluster.metadata.topic("direct") is not None
