@@ -7,7 +7,7 @@ from typing import Any
 
 from kraft_testkit.protocol import messages as M
 
-from . import cluster_apis, data_apis
+from . import cluster_apis, data_apis, legacy_configs
 from .context import RequestContext
 from .forwarding import CLIENT_CONTROLLER_APIS, forward
 
@@ -26,6 +26,7 @@ _COMMON: dict[type, Handler] = {
     M.DescribeClusterRequest: cluster_apis.describe_cluster,
 }
 _COMMON.update({cls: forward for cls in CLIENT_CONTROLLER_APIS})
+_COMMON[M.AlterConfigsRequest] = legacy_configs.alter_configs
 
 BROKER_HANDLERS: dict[type, Handler] = dict(_COMMON)
 BROKER_HANDLERS.update({
@@ -49,10 +50,3 @@ def version_ranges(role: str) -> dict[int, range]:
         v = cls._spec.versions
         out[key] = range(max(v.lo, KAFKA_4_BASELINE.get(key, 0)), v.hi + 1)
     return out
-
-
-def call(ctx: RequestContext, handler: Handler, body: Any) -> Any:
-    """Run a handler; forwarded RPCs take the request body as it came."""
-    if handler is forward:
-        return forward(ctx, body)
-    return handler(ctx, body)

@@ -51,3 +51,29 @@ def test_admin_across_controller_failover_and_broker_kill(admin, kraft_bootstrap
         [b for b in kraft_cluster.broker_ids if b != victim.id]
     admin.delete_topics(["a"])
     assert "a" not in admin.list_topics()
+
+
+def test_legacy_alter_configs_replaces_the_whole_set(admin, kraft_bootstrap, kraft_cluster):
+    from gateway_helpers import RawClient, port_of
+    from kafka.admin import ConfigResource, ConfigResourceType
+
+    from kraft_testkit.protocol import messages as M
+
+    admin.create_topics([NewTopic("cfg", 1, 3, topic_configs={"retention.ms": "1000",
+                                                             "cleanup.policy": "compact"})])
+    admin.alter_configs([ConfigResource(ConfigResourceType.TOPIC, "cfg",
+                                        configs={"retention.ms": "5000"})],
+                        incremental=False)  # the legacy RPC; kafka-python re-sends the rest
+    assert dict(kraft_cluster.metadata.configs.topic("cfg")) == \
+        {"retention.ms": "5000", "cleanup.policy": "compact"}
+    A = M.AlterConfigsRequest  # a bare AlterConfigs: what it leaves out is deleted
+    raw = RawClient(port_of(kraft_bootstrap.bootstrap_servers))
+    answer = raw.request(A(resources=(A.AlterConfigsResource(
+        resource_type=2, resource_name="cfg",
+        configs=(A.AlterableConfig(name="retention.ms", value="7000"),)),)), 1)
+    raw.close()
+    assert answer.responses[0].error_code == 0
+    assert dict(kraft_cluster.metadata.configs.topic("cfg")) == {"retention.ms": "7000"}
+    described = admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, "cfg")])
+    entry = described["topic"]["cfg"]["retention.ms"]
+    assert (entry["value"], entry["config_source"]) == ("7000", "DYNAMIC_TOPIC_CONFIG")

@@ -134,3 +134,35 @@ OFFSET_FOR_LEADER_EPOCH_RESPONSE = message(
         ]),
     ],
 )
+
+# --- AlterConfigs (33) ---------------------------------------------------------------------
+# The legacy, whole-set form (IncrementalAlterConfigs is the one the controller runs); v2
+# flexible. Kafka 4.0 keeps v0-2.
+
+ALTER_CONFIGS_REQUEST = message(
+    "AlterConfigsRequest", kind="request", api_key=33, versions="0-2", flexible="2+",
+    fields=[
+        field("Resources", "[]AlterConfigsResource", "0+", fields=[
+            field("ResourceType", "int8", "0+"),
+            field("ResourceName", "string", "0+"),
+            field("Configs", "[]AlterableConfig", "0+", fields=[
+                field("Name", "string", "0+"),
+                field("Value", "string", "0+", nullable="0+"),
+            ]),
+        ]),
+        field("ValidateOnly", "bool", "0+"),
+    ],
+)
+
+ALTER_CONFIGS_RESPONSE = message(
+    "AlterConfigsResponse", kind="response", api_key=33, versions="0-2", flexible="2+",
+    fields=[
+        field("ThrottleTimeMs", "int32", "0+"),
+        field("Responses", "[]AlterConfigsResourceResponse", "0+", fields=[
+            field("ErrorCode", "int16", "0+"),
+            field("ErrorMessage", "string", "0+", nullable="0+"),
+            field("ResourceType", "int8", "0+"),
+            field("ResourceName", "string", "0+"),
+        ]),
+    ],
+)
