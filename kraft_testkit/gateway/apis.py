@@ -7,14 +7,14 @@ from typing import Any
 
 from kraft_testkit.protocol import messages as M
 
-from . import cluster_apis, data_apis, legacy_configs
+from . import cluster_apis, data_apis, legacy_configs, sasl
 from .context import RequestContext
 from .forwarding import CLIENT_CONTROLLER_APIS, forward
 
 Handler = Callable[[RequestContext, Any], Any]
 
 #: Kafka 4.0 dropped these old versions; the kit's declarations reach further back
-KAFKA_4_BASELINE = {1: 4, 19: 2, 20: 1, 29: 1, 30: 1, 31: 1, 32: 1, 38: 1}
+KAFKA_4_BASELINE = {1: 4, 17: 1, 19: 2, 20: 1, 29: 1, 30: 1, 31: 1, 32: 1, 38: 1}
 
 
 def _api_versions(ctx: RequestContext, req: Any) -> Any:
@@ -24,6 +24,8 @@ def _api_versions(ctx: RequestContext, req: Any) -> Any:
 _COMMON: dict[type, Handler] = {
     M.ApiVersionsRequest: _api_versions,
     M.DescribeClusterRequest: cluster_apis.describe_cluster,
+    M.SaslHandshakeRequest: sasl.handshake,
+    M.SaslAuthenticateRequest: sasl.authenticate,
 }
 _COMMON.update({cls: forward for cls in CLIENT_CONTROLLER_APIS})
 _COMMON[M.AlterConfigsRequest] = legacy_configs.alter_configs

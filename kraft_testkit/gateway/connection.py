@@ -47,6 +47,7 @@ class Connection:
     slots: deque = field(default_factory=deque)
     closed: bool = False
     sasl: Any = None             # the SASL exchange state (gateway.sasl)
+    close_after_write: bool = False  # Kafka closes after some answers (a failed SASL exchange)
 
     def next_frame(self) -> bytes | None:
         """The next whole request frame (size prefix included), or None while incomplete."""

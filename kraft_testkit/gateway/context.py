@@ -23,6 +23,7 @@ class RequestContext:
     version: int
     correlation_id: int
     client_id: str | None
+    connection: Any = None  # the Connection (SASL state lives there)
 
     @property
     def cluster(self) -> Any:

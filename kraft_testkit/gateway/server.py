@@ -34,6 +34,7 @@ from kraft_testkit.protocol import rpc as wire
 from kraft_testkit.protocol.error_codes import ErrorCode
 from kraft_testkit.protocol.errors import ProtocolError
 from kraft_testkit.sim import NoProgress
+from kraft_testkit.sim.rng import RngTree
 
 from . import apis
 from .connection import BadFrame, Connection, Slot, read_head
@@ -43,6 +44,7 @@ from .data_plane import DataPlane
 log = logging.getLogger("kraft_testkit.gateway")
 HOST = "127.0.0.1"
 _API_VERSIONS = 18
+_SASL_HANDSHAKE, _SASL_AUTHENTICATE = 17, 36
 
 
 class GatewayError(KraftError):
@@ -56,12 +58,15 @@ class Gateway:
     ``srv.bootstrap_controllers`` are the addresses to give clients.
     """
 
-    def __init__(self, cluster: Any, *, speed: float | None = None, host: str = HOST) -> None:
+    def __init__(self, cluster: Any, *, speed: float | None = None, host: str = HOST,
+                 sasl: bool = False) -> None:
         if speed is not None and (isinstance(speed, bool) or not speed > 0):
             raise GatewayError(f"speed is None (stepping) or a number > 0, got {speed!r}")
         self.cluster = cluster
         self.speed = float(speed) if speed is not None else None
         self.host = host
+        self.require_sasl = bool(sasl)  # SASL_PLAINTEXT listeners (else SASL is optional)
+        self._nonces = RngTree(cluster.seed).child("gateway", "sasl-nonce")
         self.lock = threading.RLock()
         self.data_plane = DataPlane(cluster)
         self.lines: list[str] = []     # one line per rejected frame or connection problem
@@ -211,6 +216,10 @@ class Gateway:
         with self.hold() as c:
             c.sim.network.heal(cut)
 
+    def sasl_nonce(self) -> str:
+        """A SCRAM server nonce, from the cluster's seeded RNG tree."""
+        return f"{self._nonces.getrandbits(128):032x}"
+
     def log_line(self, text: str) -> None:
         log.warning(text)
         self.lines.append(text)
@@ -324,6 +333,8 @@ class Gateway:
             self._drop(conn, None)
             return
         del conn.outbuf[:sent]
+        if conn.close_after_write and not conn.outbuf and not conn.slots:
+            self._drop(conn, None)
 
     def _drop(self, conn: Connection, reason: str | None) -> None:
         if conn.closed:
@@ -346,6 +357,7 @@ class Gateway:
         entry = self._tables[role].get(api_key)
         if entry is None:
             raise BadFrame(f"api key {api_key} is not served by a {role} listener")
+        self._check_sasl_state(conn, api_key)
         supported = self._ranges[role][api_key]
         if version not in supported:
             if api_key == _API_VERSIONS:  # Kafka answers at v0 so the client can downgrade
@@ -364,6 +376,7 @@ class Gateway:
             raise BadFrame(f"cannot decode {entry[0].__name__} v{version}: {e} "
                            f"(first bytes {frame[:48].hex()})") from None
         ctx = self._context(conn, role, api_key, version, cid, header.client_id)
+        ctx.connection = conn
         answer = entry[1](ctx, body)
         self.requests_served += 1
         slot = Slot(api_key, version, cid)
@@ -374,6 +387,17 @@ class Gateway:
         else:
             slot.frame = wire.encode_response(answer, version, cid)
         conn.slots.append(slot)
+
+    def _check_sasl_state(self, conn: Connection, api_key: int) -> None:
+        """Kafka's authenticator: once a handshake started only SaslAuthenticate may follow; a
+        SASL listener takes nothing but ApiVersions and SASL before authentication."""
+        state = conn.sasl
+        done = state is not None and state.authenticated
+        if state is not None and not done and api_key not in (_SASL_AUTHENTICATE,):
+            raise BadFrame(f"api key {api_key} during a SASL exchange")
+        if self.require_sasl and not done and api_key not in (_API_VERSIONS, _SASL_HANDSHAKE,
+                                                                _SASL_AUTHENTICATE):
+            raise BadFrame(f"api key {api_key} before SASL authentication")
 
     def _context(self, conn: Connection, role: str, api_key: int, version: int, cid: int,
                  client_id: str | None) -> RequestContext:

@@ -12,8 +12,9 @@ import pytest
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
-        "kraft_gateway(speed=None): how kraft_bootstrap moves virtual time while clients are "
-        "connected (None: step on demand; a number: paced to the wall clock at that speed)")
+        "kraft_gateway(speed=None, sasl=False): how kraft_bootstrap moves virtual time while "
+        "clients are connected (None: step on demand; a number: paced to the wall clock at "
+        "that speed), and whether its listeners require SASL")
 
 
 @pytest.fixture
@@ -23,6 +24,6 @@ def kraft_bootstrap(request: pytest.FixtureRequest, kraft_cluster):
     from kraft_testkit.gateway import serve
 
     marker = request.node.get_closest_marker("kraft_gateway")
-    speed = marker.kwargs.get("speed") if marker is not None else None
-    with serve(kraft_cluster, speed=speed) as srv:
+    kwargs = dict(marker.kwargs) if marker is not None else {}
+    with serve(kraft_cluster, speed=kwargs.get("speed"), sasl=kwargs.get("sasl", False)) as srv:
         yield srv

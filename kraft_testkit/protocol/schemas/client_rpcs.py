@@ -166,3 +166,35 @@ ALTER_CONFIGS_RESPONSE = message(
         ]),
     ],
 )
+
+# --- SaslHandshake (17) and SaslAuthenticate (36) ------------------------------------------
+# Handshake v1 says the tokens travel in SaslAuthenticate (v0's bare tokens are not served);
+# SaslAuthenticate v1 adds the session lifetime, v2 is flexible.
+
+SASL_HANDSHAKE_REQUEST = message(
+    "SaslHandshakeRequest", kind="request", api_key=17, versions="0-1", flexible="none",
+    fields=[field("Mechanism", "string", "0+")],
+)
+
+SASL_HANDSHAKE_RESPONSE = message(
+    "SaslHandshakeResponse", kind="response", api_key=17, versions="0-1", flexible="none",
+    fields=[
+        field("ErrorCode", "int16", "0+"),
+        field("Mechanisms", "[]string", "0+"),
+    ],
+)
+
+SASL_AUTHENTICATE_REQUEST = message(
+    "SaslAuthenticateRequest", kind="request", api_key=36, versions="0-2", flexible="2+",
+    fields=[field("AuthBytes", "bytes", "0+")],
+)
+
+SASL_AUTHENTICATE_RESPONSE = message(
+    "SaslAuthenticateResponse", kind="response", api_key=36, versions="0-2", flexible="2+",
+    fields=[
+        field("ErrorCode", "int16", "0+"),
+        field("ErrorMessage", "string", "0+", nullable="0+"),
+        field("AuthBytes", "bytes", "0+"),
+        field("SessionLifetimeMs", "int64", "1+", default=0, ignorable=True),
+    ],
+)
