@@ -114,6 +114,10 @@ def produce(ctx: RequestContext, req: Any) -> Any:
                 waits.append((t.name, p.index, view, log.log_end_offset, view.rep.leader_epoch))
             answers[(t.name, p.index)] = _produce_answer(ctx, view, E.NONE, base)
     if req.acks == 0:
+        if any(a.error_code for a in answers.values()):
+            # Kafka's way to tell an acks=0 producer: close the connection
+            ctx.connection.close_after_write = True
+            ctx.gateway.log_line(f"node {ctx.node}: acks=0 produce failed; closing")
         return None
 
     def build() -> Any:

@@ -323,16 +323,17 @@ class Gateway:
         conn.take_ready()
 
     def _write(self, conn: Connection) -> None:
-        if not conn.outbuf or conn.closed:
+        if conn.closed:
             return
-        try:
-            sent = conn.sock.send(conn.outbuf)
-        except (BlockingIOError, InterruptedError):
-            return
-        except OSError:
-            self._drop(conn, None)
-            return
-        del conn.outbuf[:sent]
+        if conn.outbuf:
+            try:
+                sent = conn.sock.send(conn.outbuf)
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError:
+                self._drop(conn, None)
+                return
+            del conn.outbuf[:sent]
         if conn.close_after_write and not conn.outbuf and not conn.slots:
             self._drop(conn, None)
 

@@ -60,3 +60,14 @@ def metadata(client: RawClient, topics=None):
         M.MetadataRequest.MetadataRequestTopic(name=t) for t in topics),
         allow_auto_topic_creation=False)
     return client.request(req, 12)
+
+
+def one_record_batch(value: bytes) -> bytes:
+    """A one-record v2 batch built by kafka-python's own encoder (not the kit's)."""
+    from kafka.record.default_records import DefaultRecordBatchBuilder
+
+    b = DefaultRecordBatchBuilder(magic=2, compression_type=0, is_transactional=False,
+                                  producer_id=-1, producer_epoch=-1, base_sequence=-1,
+                                  batch_size=1 << 20)
+    b.append(0, timestamp=1_700_000_000_000, key=None, value=value, headers=[])
+    return bytes(b.build())

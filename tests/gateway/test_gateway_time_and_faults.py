@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 
 import pytest
-from gateway_helpers import RawClient, metadata, port_of
+from gateway_helpers import RawClient, metadata, one_record_batch, port_of
 
 from kraft_testkit import Cluster, serve
 from kraft_testkit.gateway import GatewayError
@@ -22,21 +22,10 @@ def _create(client: RawClient, name: str) -> None:
 
 def _produce(client: RawClient, topic: str, partition: int, value: bytes):
     P = M.ProduceRequest
-    batch = _batch(value)
+    batch = one_record_batch(value)
     return client.request(P(acks=-1, timeout_ms=10_000, topic_data=(P.TopicProduceData(
         name=topic, partition_data=(P.PartitionProduceData(index=partition, records=batch),)),)),
         9)
-
-
-def _batch(value: bytes) -> bytes:
-    """A one-record v2 batch built by kafka-python's own encoder (not the kit's)."""
-    from kafka.record.default_records import DefaultRecordBatchBuilder
-
-    b = DefaultRecordBatchBuilder(magic=2, compression_type=0, is_transactional=False,
-                                  producer_id=-1, producer_epoch=-1, base_sequence=-1,
-                                  batch_size=1 << 20)
-    b.append(0, timestamp=1_700_000_000_000, key=None, value=value, headers=[])
-    return bytes(b.build())
 
 
 def _scenario(seed: int) -> tuple[str, list]:
