@@ -7,7 +7,7 @@ from typing import Any
 
 from kraft_testkit.protocol import messages as M
 
-from . import cluster_apis, data_apis, legacy_configs, sasl
+from . import cluster_apis, data_apis, legacy_configs, producer_ids, sasl
 from .context import RequestContext
 from .forwarding import CLIENT_CONTROLLER_APIS, forward
 
@@ -37,6 +37,7 @@ BROKER_HANDLERS.update({
     M.FetchRequest: data_apis.fetch,
     M.ListOffsetsRequest: data_apis.list_offsets,
     M.OffsetForLeaderEpochRequest: data_apis.offset_for_leader_epoch,
+    M.InitProducerIdRequest: producer_ids.init_producer_id,
 })
 CONTROLLER_HANDLERS: dict[type, Handler] = dict(_COMMON)
 

@@ -109,7 +109,12 @@ def produce(ctx: RequestContext, req: Any) -> Any:
                 answers[(t.name, p.index)] = _produce_answer(ctx, view, code, -1)
                 continue
             log = view.log
-            base = log.append(batches, view.rep.leader_epoch, now)
+            code, base = _idempotence(log, batches)
+            if code != E.NONE:
+                answers[(t.name, p.index)] = _produce_answer(ctx, view, code, -1)
+                continue
+            if base < 0:
+                base = log.append(batches, view.rep.leader_epoch, now)
             if req.acks == -1:
                 waits.append((t.name, p.index, view, log.log_end_offset, view.rep.leader_epoch))
             answers[(t.name, p.index)] = _produce_answer(ctx, view, E.NONE, base)
@@ -148,6 +153,17 @@ def produce(ctx: RequestContext, req: Any) -> Any:
         return build()
 
     return Pending(poll, expire, virtual_deadline_ms=ctx.now_ms + max(req.timeout_ms, 0))
+
+
+def _idempotence(log: Any, batches: list[bytes]) -> tuple[int, int]:
+    """(error, -1), (0, first offset of an earlier identical append), or (0, -1) to append."""
+    if len(batches) == 1:
+        return log.check_producer(batches[0])
+    for raw in batches:  # several batches of one producer in one request: checked in order
+        code, _ = log.check_producer(raw)
+        if code:
+            return code, -1
+    return 0, -1
 
 
 def _produce_answer(ctx: RequestContext, view: PartitionView, code: int, base: int) -> Any:

@@ -44,6 +44,11 @@ class CorruptBatch(KraftError):
     """Produced bytes that are not valid v2 record batches (Kafka's CORRUPT_MESSAGE)."""
 
 
+_PRODUCER = struct.Struct(">qhi")     # producerId, producerEpoch, baseSequence at 43
+#: Kafka keeps the last 5 batches of each producer to answer retried duplicates
+PRODUCER_BATCHES_KEPT = 5
+
+
 @dataclass(frozen=True)
 class StoredBatch:
     """One record batch in a replica's log, as it is served to consumers."""
@@ -54,6 +59,19 @@ class StoredBatch:
     append_ms: int
     max_timestamp: int
     data: bytes
+    producer_id: int = -1
+    producer_epoch: int = -1
+    base_sequence: int = -1
+
+    @property
+    def last_sequence(self) -> int:
+        count = self.last_offset - self.base_offset
+        return (self.base_sequence + count) & 0x7FFFFFFF
+
+
+def producer_fields(raw: bytes) -> tuple[int, int, int]:
+    """(producer id, producer epoch, base sequence) of a v2 batch (-1s when not idempotent)."""
+    return _PRODUCER.unpack_from(raw, 43)
 
 
 def split_batches(records: bytes) -> list[bytes]:
@@ -101,13 +119,39 @@ class PartitionLog:
             base = self.log_end_offset
             (delta,) = _LAST_DELTA.unpack_from(raw, 23)
             (max_ts,) = _MAX_TS.unpack_from(raw, 35)
+            pid, pepoch, seq = producer_fields(raw)
             data = bytearray(raw)
             struct.pack_into(">q", data, 0, base)
             struct.pack_into(">i", data, _EPOCH_AT, epoch)
             self.batches.append(StoredBatch(base, base + delta, epoch, now_ms, max_ts,
-                                            bytes(data)))
+                                            bytes(data), pid, pepoch, seq))
             self._append_ms.append(now_ms)
         return first
+
+    def check_producer(self, raw: bytes) -> tuple[int, int]:
+        """Kafka's idempotence check of one batch: (0, -1) to append, (0, offset) for a retried
+        duplicate (answered with its first offset), or (error code, -1).
+
+        The producer's state is read back from the log (its last batches), so it follows
+        replication, truncation and leader changes as the log does.
+        """
+        pid, pepoch, seq = producer_fields(raw)
+        if pid < 0:
+            return 0, -1
+        mine = [b for b in self.batches if b.producer_id == pid][-PRODUCER_BATCHES_KEPT:]
+        if mine and pepoch < mine[-1].producer_epoch:
+            return 47, -1   # INVALID_PRODUCER_EPOCH
+        if not mine or pepoch > mine[-1].producer_epoch:
+            return (0, -1) if seq == 0 else (45, -1)  # OUT_OF_ORDER_SEQUENCE_NUMBER
+        (delta,) = _LAST_DELTA.unpack_from(raw, 23)
+        last_seq = (seq + delta) & 0x7FFFFFFF
+        for b in mine:
+            if b.producer_epoch == pepoch and b.base_sequence == seq and \
+                    b.last_sequence == last_seq:
+                return 0, b.base_offset
+        if seq != (mine[-1].last_sequence + 1) & 0x7FFFFFFF:
+            return 45, -1
+        return 0, -1
 
     def copy_from(self, leader: "PartitionLog", upto_ms: int) -> None:
         """Become the leader's log as of ``upto_ms`` (fetch, truncating a divergent tail)."""

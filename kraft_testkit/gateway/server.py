@@ -69,6 +69,7 @@ class Gateway:
         self._nonces = RngTree(cluster.seed).child("gateway", "sasl-nonce")
         self.lock = threading.RLock()
         self.data_plane = DataPlane(cluster)
+        self.producer_id_blocks: dict[int, list[int]] = {}  # broker -> [next, end)
         self.lines: list[str] = []     # one line per rejected frame or connection problem
         self.requests_served = 0
         self._selector = selectors.DefaultSelector()

@@ -62,12 +62,13 @@ def metadata(client: RawClient, topics=None):
     return client.request(req, 12)
 
 
-def one_record_batch(value: bytes) -> bytes:
+def one_record_batch(value: bytes, producer: tuple[int, int, int] = (-1, -1, -1)) -> bytes:
     """A one-record v2 batch built by kafka-python's own encoder (not the kit's)."""
     from kafka.record.default_records import DefaultRecordBatchBuilder
 
+    pid, epoch, seq = producer
     b = DefaultRecordBatchBuilder(magic=2, compression_type=0, is_transactional=False,
-                                  producer_id=-1, producer_epoch=-1, base_sequence=-1,
+                                  producer_id=pid, producer_epoch=epoch, base_sequence=seq,
                                   batch_size=1 << 20)
     b.append(0, timestamp=1_700_000_000_000, key=None, value=value, headers=[])
     return bytes(b.build())

@@ -95,3 +95,19 @@ def test_failover_and_broker_kill_lose_no_acknowledged_record(kraft_bootstrap, k
     md = admin.list_topics(timeout=10)
     assert md.topics["payments"].partitions[0].leader == new_leader
     assert leader not in md.brokers  # the dead broker is gone from Metadata
+
+
+def test_idempotent_producer(kraft_bootstrap, kraft_cluster):
+    """librdkafka with enable.idempotence=true: InitProducerId, then sequenced batches."""
+    admin = AdminClient({"bootstrap.servers": kraft_bootstrap.bootstrap_servers})
+    admin.create_topics([NewTopic("idem", 2, 3)])["idem"].result(20)
+    p = Producer({"bootstrap.servers": kraft_bootstrap.bootstrap_servers,
+                  "enable.idempotence": True})
+    errors = []
+    for i in range(30):
+        p.produce("idem", value=str(i), partition=i % 2,
+                  on_delivery=lambda err, msg: errors.append(err))
+    assert p.flush(30) == 0
+    assert errors == [None] * 30
+    got = _consume(kraft_bootstrap.bootstrap_servers, "idem", 1, 15)
+    assert [v for _, v in got] == [str(i) for i in range(1, 30, 2)]

@@ -112,3 +112,39 @@ def test_acks_zero_with_an_error_closes_the_connection(kraft_bootstrap, kraft_cl
 
     client.send_bytes(rpc.encode_request(_request("no-such-topic", b"x", 0), 9, 1))
     assert client.closed_by_peer()
+
+
+def test_idempotent_producers_get_kafkas_sequence_checks(kraft_bootstrap, kraft_cluster):
+    srv = kraft_bootstrap
+    with srv.hold() as c:
+        c.create_topic("idem", partitions=1, replication_factor=3)
+        c.run_for(1_000)
+        leader = c.metadata.topic("idem").partitions[0].leader
+    client = RawClient(srv.address(leader)[1])
+    init = client.request(M.InitProducerIdRequest(transactional_id=None,
+                                                  transaction_timeout_ms=60_000), 4)
+    assert init.error_code == 0 and init.producer_epoch == 0
+    pid = init.producer_id
+
+    def send(value: bytes, epoch: int, seq: int):
+        part = P.PartitionProduceData(index=0,
+                                      records=one_record_batch(value, (pid, epoch, seq)))
+        answer = client.request(P(acks=-1, timeout_ms=10_000, topic_data=(
+            P.TopicProduceData(name="idem", partition_data=(part,)),)), 9)
+        r = answer.responses[0].partition_responses[0]
+        return r.error_code, r.base_offset
+
+    assert send(b"a", 0, 0) == (0, 0)
+    assert send(b"b", 0, 1) == (0, 1)
+    assert send(b"b", 0, 1) == (0, 1)          # a retried duplicate: the first append's offset
+    assert send(b"d", 0, 3)[0] == ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER
+    assert send(b"x", 1, 0) == (0, 2)          # a bumped epoch starts again at 0
+    assert send(b"y", 0, 2)[0] == ErrorCode.INVALID_PRODUCER_EPOCH
+    second = client.request(M.InitProducerIdRequest(transactional_id=None,
+                                                    transaction_timeout_ms=60_000), 4)
+    assert second.producer_id == pid + 1       # the next id of the broker's block
+    tx = client.request(M.InitProducerIdRequest(transactional_id="tx",
+                                                transaction_timeout_ms=60_000), 4)
+    assert tx.error_code == ErrorCode.COORDINATOR_NOT_AVAILABLE
+    client.close()
+    assert len(_logs(srv, "idem")[leader]) == 3

@@ -198,3 +198,27 @@ SASL_AUTHENTICATE_RESPONSE = message(
         field("SessionLifetimeMs", "int64", "1+", default=0, ignorable=True),
     ],
 )
+
+# --- InitProducerId (22) -------------------------------------------------------------------
+# v2 flexible; v3 lets a producer resume with its id and epoch; v4 PRODUCER_FENCED; v5 (KIP-890)
+# changes semantics only. v6's two-phase-commit fields are left out.
+
+INIT_PRODUCER_ID_REQUEST = message(
+    "InitProducerIdRequest", kind="request", api_key=22, versions="0-5", flexible="2+",
+    fields=[
+        field("TransactionalId", "string", "0+", nullable="0+"),
+        field("TransactionTimeoutMs", "int32", "0+"),
+        field("ProducerId", "int64", "3+", default=-1),
+        field("ProducerEpoch", "int16", "3+", default=-1),
+    ],
+)
+
+INIT_PRODUCER_ID_RESPONSE = message(
+    "InitProducerIdResponse", kind="response", api_key=22, versions="0-5", flexible="2+",
+    fields=[
+        field("ThrottleTimeMs", "int32", "0+"),
+        field("ErrorCode", "int16", "0+"),
+        field("ProducerId", "int64", "0+", default=-1),
+        field("ProducerEpoch", "int16", "0+"),
+    ],
+)
