@@ -26,6 +26,7 @@ _COMMON: dict[type, Handler] = {
     M.DescribeClusterRequest: cluster_apis.describe_cluster,
     M.SaslHandshakeRequest: sasl.handshake,
     M.SaslAuthenticateRequest: sasl.authenticate,
+    M.DescribeUserScramCredentialsRequest: sasl.describe_user_scram_credentials,
 }
 _COMMON.update({cls: forward for cls in CLIENT_CONTROLLER_APIS})
 _COMMON[M.AlterConfigsRequest] = legacy_configs.alter_configs

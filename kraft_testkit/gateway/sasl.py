@@ -153,3 +153,29 @@ def _scram(ctx: RequestContext, state: SaslState, token: bytes) -> bytes:
         server_signature = hmac.new(cred.server_key, auth_message, digest).digest()
         return b"v=" + base64.b64encode(server_signature)
     raise AuthFailed("the exchange is already complete")
+
+
+def describe_user_scram_credentials(ctx: RequestContext, req: Any) -> Any:
+    """DescribeUserScramCredentials (50) from the node's metadata, as Kafka's brokers answer it:
+    every user with a credential when no user is named; RESOURCE_NOT_FOUND for a named user
+    without one, DUPLICATE_RESOURCE for a user named twice."""
+    R = M.DescribeUserScramCredentialsResponse
+    by_user: dict[str, list] = {}
+    for (user, mech), cred in sorted(_image(ctx).scram.credentials.items()):
+        by_user.setdefault(user, []).append(R.CredentialInfo(mechanism=mech,
+                                                             iterations=cred.iterations))
+    names = [u.name for u in req.users] if req.users else sorted(by_user)
+    results = []
+    for name in dict.fromkeys(names):
+        if names.count(name) > 1:
+            results.append(R.DescribeUserScramCredentialsResult(
+                user=name, error_code=ErrorCode.DUPLICATE_RESOURCE,
+                error_message="Cannot describe SCRAM credentials for the same user twice"))
+        elif name not in by_user:
+            results.append(R.DescribeUserScramCredentialsResult(
+                user=name, error_code=ErrorCode.RESOURCE_NOT_FOUND,
+                error_message="Attempt to describe a user credential that does not exist"))
+        else:
+            results.append(R.DescribeUserScramCredentialsResult(
+                user=name, error_code=0, credential_infos=tuple(by_user[name])))
+    return R(throttle_time_ms=0, error_code=0, results=tuple(results))

@@ -56,7 +56,7 @@ def test_paced_time_follows_the_wall_clock(kraft_cluster):
         start = srv.call(lambda c: c.now_ms)
         time.sleep(0.5)
         moved = srv.call(lambda c: c.now_ms) - start
-    assert 5_000 <= moved <= 20_000  # 0.5 s at 20x, give or take the machine
+    assert 2_000 <= moved <= 40_000  # 0.5 s at 20x (10 s), give or take a loaded machine
 
 
 def test_paced_time_lets_a_lease_expire_while_clients_wait(kraft_cluster):

@@ -77,3 +77,23 @@ def test_unknown_mechanism_lists_the_enabled_ones(users):
     assert answer.error_code == 33  # UNSUPPORTED_SASL_MECHANISM
     assert list(answer.mechanisms) == ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"]
     raw.close()
+
+
+def test_scram_credentials_through_confluents_admin(kraft_bootstrap, kraft_cluster):
+    from confluent_kafka.admin import (
+        ScramCredentialInfo,
+        ScramMechanism,
+        UserScramCredentialUpsertion,
+    )
+
+    admin = AdminClient({"bootstrap.servers": kraft_bootstrap.bootstrap_servers})
+    upsert = UserScramCredentialUpsertion(
+        "carol", ScramCredentialInfo(ScramMechanism.SCRAM_SHA_256, 8192), b"carol-secret",
+        b"carol-salt")
+    admin.alter_user_scram_credentials([upsert])["carol"].result(20)
+    assert kraft_cluster.metadata.scram.get("carol", 1).iterations == 8192
+    described = admin.describe_user_scram_credentials(["carol"])["carol"].result(20)
+    infos = described.scram_credential_infos
+    assert [(i.mechanism, i.iterations) for i in infos] == [(ScramMechanism.SCRAM_SHA_256, 8192)]
+    sasl_admin = _admin(kraft_bootstrap, "SCRAM-SHA-256", "carol", "carol-secret")
+    assert kraft_cluster.cluster_id == sasl_admin.describe_cluster().result(20).cluster_id

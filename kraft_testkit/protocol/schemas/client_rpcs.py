@@ -222,3 +222,34 @@ INIT_PRODUCER_ID_RESPONSE = message(
         field("ProducerEpoch", "int16", "0+"),
     ],
 )
+
+# --- DescribeUserScramCredentials (50) -----------------------------------------------------
+
+DESCRIBE_USER_SCRAM_CREDENTIALS_REQUEST = message(
+    "DescribeUserScramCredentialsRequest", kind="request", api_key=50, versions="0",
+    flexible="0+",
+    fields=[
+        field("Users", "[]UserName", "0+", nullable="0+", fields=[
+            field("Name", "string", "0+"),
+        ]),
+    ],
+)
+
+DESCRIBE_USER_SCRAM_CREDENTIALS_RESPONSE = message(
+    "DescribeUserScramCredentialsResponse", kind="response", api_key=50, versions="0",
+    flexible="0+",
+    fields=[
+        field("ThrottleTimeMs", "int32", "0+"),
+        field("ErrorCode", "int16", "0+"),
+        field("ErrorMessage", "string", "0+", nullable="0+"),
+        field("Results", "[]DescribeUserScramCredentialsResult", "0+", fields=[
+            field("User", "string", "0+"),
+            field("ErrorCode", "int16", "0+"),
+            field("ErrorMessage", "string", "0+", nullable="0+"),
+            field("CredentialInfos", "[]CredentialInfo", "0+", fields=[
+                field("Mechanism", "int8", "0+"),
+                field("Iterations", "int32", "0+"),
+            ]),
+        ]),
+    ],
+)
