@@ -34,6 +34,7 @@ from kraft_testkit.protocol import rpc as wire
 from kraft_testkit.protocol.error_codes import ErrorCode
 from kraft_testkit.protocol.errors import ProtocolError
 from kraft_testkit.sim import NoProgress
+from kraft_testkit.sim.errors import InvariantViolation
 from kraft_testkit.sim.rng import RngTree
 
 from . import apis
@@ -72,6 +73,7 @@ class Gateway:
         self.producer_id_blocks: dict[int, list[int]] = {}  # broker -> [next, end)
         self.lines: list[str] = []     # one line per rejected frame or connection problem
         self.requests_served = 0
+        self.handler_errors: list[str] = []  # requests a handler failed on (closed; a kit bug)
         self._selector = selectors.DefaultSelector()
         self._listeners: dict[socket.socket, int] = {}
         self._ports: dict[int, int] = {}
@@ -379,7 +381,14 @@ class Gateway:
                            f"(first bytes {frame[:48].hex()})") from None
         ctx = self._context(conn, role, api_key, version, cid, header.client_id)
         ctx.connection = conn
-        answer = entry[1](ctx, body)
+        try:
+            answer = entry[1](ctx, body)
+        except (NoProgress, InvariantViolation):
+            raise  # the simulation itself failed: stop and tell the test
+        except Exception as e:  # a request the handler cannot take: Kafka closes too
+            self.handler_errors.append(f"{entry[0].__name__} v{version}: {e!r}")
+            log.debug("handler failed", exc_info=True)
+            raise BadFrame(f"cannot serve {entry[0].__name__} v{version}: {e!r}") from None
         self.requests_served += 1
         slot = Slot(api_key, version, cid)
         if answer is None:
