@@ -1,0 +1,65 @@
+"""Admin RPCs a broker forwards to the active controller, sent as raw Kafka frames to a broker's
+socket: the answers are the controller's, and the state is what ``cluster.metadata`` shows."""
+
+from __future__ import annotations
+
+from gateway_helpers import RawClient, port_of
+
+from kraft_testkit.protocol import messages as M
+
+
+def _client(srv) -> RawClient:
+    return RawClient(port_of(srv.bootstrap_servers, 2))
+
+
+def test_describe_quorum_through_a_broker(kraft_bootstrap, kraft_cluster):
+    R = M.DescribeQuorumRequest
+    answer = _client(kraft_bootstrap).request(R(topics=(R.TopicData(
+        topic_name="__cluster_metadata", partitions=(R.PartitionData(partition_index=0),)),)), 2)
+    partition = answer.topics[0].partitions[0]
+    assert partition.error_code == 0
+    assert partition.leader_id == kraft_cluster.active_controller.id
+    assert sorted(v.replica_id for v in partition.current_voters) == kraft_cluster.controller_ids
+
+
+def test_client_quotas_round_trip(kraft_bootstrap, kraft_cluster):
+    A = M.AlterClientQuotasRequest
+    client = _client(kraft_bootstrap)
+    entry = A.EntryData(entity=(A.EntityData(entity_type="user", entity_name="alice"),),
+                        ops=(A.OpData(key="producer_byte_rate", value=1024.0, remove=False),))
+    assert client.request(A(entries=(entry,), validate_only=False), 1).entries[0].error_code == 0
+    assert kraft_cluster.metadata.client_quotas.get(("user", "alice")) == \
+        {"producer_byte_rate": 1024.0}
+    D = M.DescribeClientQuotasRequest
+    described = client.request(D(components=(D.ComponentData(
+        entity_type="user", match_type=0, match="alice"),), strict=False), 1)
+    assert described.error_code == 0
+    assert [(v.key, v.value) for v in described.entries[0].values] == \
+        [("producer_byte_rate", 1024.0)]
+
+
+def test_reassignment_through_a_broker(kraft_bootstrap, kraft_cluster):
+    with kraft_bootstrap.hold() as c:
+        c.create_topic("moving", partitions=1, replication_factor=2)
+        before = list(c.metadata.topic("moving").partitions[0].replicas)
+    target = [b for b in kraft_cluster.broker_ids if b not in before] + before[:1]
+    R = M.AlterPartitionReassignmentsRequest
+    client = _client(kraft_bootstrap)
+    answer = client.request(R(timeout_ms=30_000, topics=(R.ReassignableTopic(
+        name="moving", partitions=(R.ReassignablePartition(partition_index=0,
+                                                           replicas=tuple(target)),)),)), 0)
+    assert answer.error_code == 0 and answer.responses[0].partitions[0].error_code == 0
+    kraft_bootstrap.run_until(
+        lambda c: list(c.metadata.topic("moving").partitions[0].replicas) == target, 60_000)
+    listed = client.request(M.ListPartitionReassignmentsRequest(timeout_ms=30_000, topics=None), 0)
+    assert listed.error_code == 0 and listed.topics == ()
+
+
+def test_unregister_a_dead_broker(kraft_bootstrap, kraft_cluster):
+    victim = kraft_cluster.brokers[0]
+    with kraft_bootstrap.hold() as c:
+        c.faults.kill(victim)
+        c.run_until(lambda c: c.broker_state(victim).fenced, 30_000)
+    answer = _client(kraft_bootstrap).request(M.UnregisterBrokerRequest(broker_id=victim.id), 0)
+    assert answer.error_code == 0
+    assert kraft_cluster.metadata.cluster.broker(victim.id) is None
