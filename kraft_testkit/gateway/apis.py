@@ -39,6 +39,7 @@ BROKER_HANDLERS.update({
     M.ListOffsetsRequest: data_apis.list_offsets,
     M.OffsetForLeaderEpochRequest: data_apis.offset_for_leader_epoch,
     M.InitProducerIdRequest: producer_ids.init_producer_id,
+    M.DescribeLogDirsRequest: data_apis.describe_log_dirs,
 })
 CONTROLLER_HANDLERS: dict[type, Handler] = dict(_COMMON)
 

@@ -294,3 +294,39 @@ def offset_for_leader_epoch(ctx: RequestContext, req: Any) -> Any:
                                           leader_epoch=epoch, end_offset=end))
         topics.append(_OR.OffsetForLeaderTopicResult(topic=t.topic, partitions=tuple(parts)))
     return _OR(throttle_time_ms=0, topics=tuple(topics))
+
+
+# ------------------------------------------------------------------ DescribeLogDirs
+
+
+def describe_log_dirs(ctx: RequestContext, req: Any) -> Any:
+    """The broker's one log directory and the replicas in it, sized from the data plane's logs;
+    a follower's offset lag is how far its log end trails its leader's."""
+    import os
+
+    R = M.DescribeLogDirsResponse
+    cluster = ctx.cluster
+    logic = cluster.broker(ctx.node).logic
+    if cluster.data_dir is not None:
+        log_dir = os.path.join(cluster.data_dir, f"broker-{ctx.node}")
+    else:
+        log_dir = f"/kraft-testkit/memory/broker-{ctx.node}"
+    wanted = None if req.topics is None else {t.topic: set(t.partitions) for t in req.topics}
+    plane = ctx.gateway.data_plane
+    by_topic: dict[str, list] = {}
+    for (topic_id, index), rep in sorted(logic.replicas.replicas.items(),
+                                         key=lambda kv: (kv[1].topic_name, kv[0][1])):
+        if wanted is not None and index not in wanted.get(rep.topic_name, ()):
+            continue
+        mine = plane.logs.get((ctx.node, topic_id, index))
+        size = sum(len(b.data) for b in mine.batches) if mine is not None else 0
+        end = mine.log_end_offset if mine is not None else 0
+        lag = 0
+        if rep.leader not in (-1, ctx.node):
+            leader_log = plane.logs.get((rep.leader, topic_id, index))
+            lag = max(0, (leader_log.log_end_offset if leader_log else 0) - end)
+        by_topic.setdefault(rep.topic_name, []).append(R.DescribeLogDirsPartition(
+            partition_index=index, partition_size=size, offset_lag=lag, is_future_key=False))
+    topics = tuple(R.DescribeLogDirsTopic(name=n, partitions=tuple(p)) for n, p in by_topic.items())
+    return R(throttle_time_ms=0, error_code=0, results=(R.DescribeLogDirsResult(
+        error_code=0, log_dir=log_dir, topics=topics, total_bytes=-1, usable_bytes=-1),))

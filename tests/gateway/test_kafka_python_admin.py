@@ -77,3 +77,25 @@ def test_legacy_alter_configs_replaces_the_whole_set(admin, kraft_bootstrap, kra
     described = admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, "cfg")])
     entry = described["topic"]["cfg"]["retention.ms"]
     assert (entry["value"], entry["config_source"]) == ("7000", "DYNAMIC_TOPIC_CONFIG")
+
+
+def test_describe_log_dirs_sizes_the_data_plane(admin, kraft_bootstrap, kraft_cluster):
+    from gateway_helpers import RawClient, one_record_batch
+
+    from kraft_testkit.protocol import messages as M
+
+    admin.create_topics([NewTopic("sized", 1, 3)])
+    leader = kraft_cluster.metadata.topic("sized").partitions[0].leader
+    P = M.ProduceRequest
+    raw = RawClient(kraft_bootstrap.address(leader)[1])
+    batch = one_record_batch(b"x" * 500)
+    assert raw.request(P(acks=-1, timeout_ms=10_000, topic_data=(P.TopicProduceData(
+        name="sized", partition_data=(P.PartitionProduceData(index=0, records=batch),)),)),
+        9).responses[0].partition_responses[0].error_code == 0
+    raw.close()
+    answer = {b["broker"]: b["log_dirs"][0] for b in admin.describe_log_dirs()}
+    assert sorted(answer) == kraft_cluster.broker_ids
+    for broker, log_dir in answer.items():  # acks=all: every ISR replica holds the batch
+        [topic] = log_dir["topics"]
+        [p] = topic["partitions"]
+        assert (topic["name"], p["partition_size"], p["offset_lag"]) == ("sized", len(batch), 0)

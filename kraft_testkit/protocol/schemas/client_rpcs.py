@@ -253,3 +253,39 @@ DESCRIBE_USER_SCRAM_CREDENTIALS_RESPONSE = message(
         ]),
     ],
 )
+
+# --- DescribeLogDirs (35) ------------------------------------------------------------------
+# v1 is Kafka 4.0's baseline; v2 flexible; v3 a top-level ErrorCode; v4 total/usable bytes.
+
+DESCRIBE_LOG_DIRS_REQUEST = message(
+    "DescribeLogDirsRequest", kind="request", api_key=35, versions="1-4", flexible="2+",
+    fields=[
+        field("Topics", "[]DescribableLogDirTopic", "0+", nullable="0+", fields=[
+            field("Topic", "string", "0+"),
+            field("Partitions", "[]int32", "0+"),
+        ]),
+    ],
+)
+
+DESCRIBE_LOG_DIRS_RESPONSE = message(
+    "DescribeLogDirsResponse", kind="response", api_key=35, versions="1-4", flexible="2+",
+    fields=[
+        field("ThrottleTimeMs", "int32", "0+"),
+        field("ErrorCode", "int16", "3+", ignorable=True),
+        field("Results", "[]DescribeLogDirsResult", "0+", fields=[
+            field("ErrorCode", "int16", "0+"),
+            field("LogDir", "string", "0+"),
+            field("Topics", "[]DescribeLogDirsTopic", "0+", fields=[
+                field("Name", "string", "0+"),
+                field("Partitions", "[]DescribeLogDirsPartition", "0+", fields=[
+                    field("PartitionIndex", "int32", "0+"),
+                    field("PartitionSize", "int64", "0+"),
+                    field("OffsetLag", "int64", "0+"),
+                    field("IsFutureKey", "bool", "0+"),
+                ]),
+            ]),
+            field("TotalBytes", "int64", "4+", default=-1, ignorable=True),
+            field("UsableBytes", "int64", "4+", default=-1, ignorable=True),
+        ]),
+    ],
+)
