@@ -58,6 +58,12 @@ def newest_shape(body: Message) -> Message:
         state = M.DeleteTopicsRequest.DeleteTopicState
         return body.replace(topic_names=(), topics=tuple(body.topics) + tuple(
             state(name=n) for n in body.topic_names))
+    if isinstance(body, M.UpdateFeaturesRequest) and \
+            any(u.allow_downgrade for u in body.feature_updates):
+        # v0's AllowDowngrade is v1's UpgradeType SAFE_DOWNGRADE (Kafka's own mapping)
+        return body.replace(feature_updates=tuple(
+            u.replace(upgrade_type=2 if u.allow_downgrade else u.upgrade_type,
+                      allow_downgrade=False) for u in body.feature_updates))
     return body
 
 

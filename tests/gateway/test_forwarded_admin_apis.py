@@ -63,3 +63,38 @@ def test_unregister_a_dead_broker(kraft_bootstrap, kraft_cluster):
     answer = _client(kraft_bootstrap).request(M.UnregisterBrokerRequest(broker_id=victim.id), 0)
     assert answer.error_code == 0
     assert kraft_cluster.metadata.cluster.broker(victim.id) is None
+
+
+def test_update_features_upgrades_metadata_version(kraft_cluster_factory):
+    from kraft_testkit import serve
+
+    cluster = kraft_cluster_factory(metadata_version=14)
+    with serve(cluster) as srv:
+        R = M.UpdateFeaturesRequest
+        update = R.FeatureUpdateKey(feature="metadata.version", max_version_level=19,
+                                    upgrade_type=1)
+        answer = _client(srv).request(R(timeout_ms=30_000, feature_updates=(update,)), 1)
+        assert answer.error_code == 0 and answer.results[0].error_code == 0
+        assert cluster.metadata.features.metadata_version == 19
+        # from 3.7 on controllers register; a downgrade needs every one to support the level
+        srv.run_until(lambda c: all(c.metadata.cluster.controller(n) is not None
+                                    for n in c.controller_ids), 30_000)
+        # v0's AllowDowngrade reaches the controller as a safe downgrade; 3.7-IV3 -> IV4
+        # changed no metadata, so Kafka allows it
+        down = R.FeatureUpdateKey(feature="metadata.version", max_version_level=18,
+                                  allow_downgrade=True)
+        answer = _client(srv).request(R(timeout_ms=30_000, feature_updates=(down,)), 0)
+        assert answer.results[0].error_code == 0
+        assert cluster.metadata.features.metadata_version == 18
+
+
+def test_combined_mode_nodes_serve_as_brokers(kraft_cluster_factory):
+    from gateway_helpers import metadata
+
+    from kraft_testkit import serve
+
+    cluster = kraft_cluster_factory(controllers=3, brokers=3, combined=True)
+    with serve(cluster) as srv:
+        assert srv.bootstrap_servers == srv.bootstrap_controllers  # one listener per node
+        answer = metadata(RawClient(port_of(srv.bootstrap_servers)))
+        assert sorted(b.node_id for b in answer.brokers) == cluster.broker_ids
