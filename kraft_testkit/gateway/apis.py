@@ -30,6 +30,7 @@ _COMMON: dict[type, Handler] = {
 }
 _COMMON.update({cls: forward for cls in CLIENT_CONTROLLER_APIS})
 _COMMON[M.AlterConfigsRequest] = legacy_configs.alter_configs
+_COMMON[M.CreateDelegationTokenRequest] = sasl.create_delegation_token
 
 BROKER_HANDLERS: dict[type, Handler] = dict(_COMMON)
 BROKER_HANDLERS.update({

@@ -179,3 +179,19 @@ def describe_user_scram_credentials(ctx: RequestContext, req: Any) -> Any:
             results.append(R.DescribeUserScramCredentialsResult(
                 user=name, error_code=0, credential_infos=tuple(by_user[name])))
     return R(throttle_time_ms=0, error_code=0, results=tuple(results))
+
+
+def create_delegation_token(ctx: RequestContext, req: Any) -> Any:
+    """CreateDelegationToken (38) as Kafka's brokers take it: only over an authenticated SASL
+    connection (else DELEGATION_TOKEN_REQUEST_NOT_ALLOWED, answered by the broker); forwarded to
+    the controller with the SASL user as owner when the request names none."""
+    from .forwarding import forward
+
+    state = ctx.connection.sasl if ctx.connection is not None else None
+    if state is None or not state.authenticated:
+        return M.CreateDelegationTokenResponse(
+            error_code=ErrorCode.DELEGATION_TOKEN_REQUEST_NOT_ALLOWED, principal_type="",
+            principal_name="")
+    if not req.owner_principal_name:
+        req = req.replace(owner_principal_type="User", owner_principal_name=state.user)
+    return forward(ctx, req)

@@ -97,3 +97,22 @@ def test_scram_credentials_through_confluents_admin(kraft_bootstrap, kraft_clust
     assert [(i.mechanism, i.iterations) for i in infos] == [(ScramMechanism.SCRAM_SHA_256, 8192)]
     sasl_admin = _admin(kraft_bootstrap, "SCRAM-SHA-256", "carol", "carol-secret")
     assert kraft_cluster.cluster_id == sasl_admin.describe_cluster().result(20).cluster_id
+
+
+def test_delegation_tokens_need_an_authenticated_connection(users):
+    from kraft_testkit.protocol.error_codes import ErrorCode
+
+    R = M.CreateDelegationTokenRequest
+    plain = RawClient(port_of(users.bootstrap_servers))
+    answer = plain.request(R(renewers=(), max_lifetime_ms=-1), 3)
+    assert answer.error_code == ErrorCode.DELEGATION_TOKEN_REQUEST_NOT_ALLOWED
+    plain.close()
+    authed = RawClient(port_of(users.bootstrap_servers))
+    assert authed.request(M.SaslHandshakeRequest(mechanism="PLAIN"), 1).error_code == 0
+    ok = authed.request(M.SaslAuthenticateRequest(auth_bytes=b"\0alice\0alice-secret"), 2)
+    assert ok.error_code == 0
+    answer = authed.request(R(renewers=(), max_lifetime_ms=-1), 3)
+    # forwarded with alice as owner; the kit's controllers keep tokens off unless configured
+    assert answer.error_code == ErrorCode.DELEGATION_TOKEN_AUTH_DISABLED
+    assert (answer.principal_type, answer.principal_name) == ("User", "alice")
+    authed.close()
