@@ -32,12 +32,12 @@ try:
 except ImportError:
     sys.path.insert(0, str(ROOT))
 
-from gateway_helpers import RawClient, metadata  # noqa: E402
+from gateway_helpers import RawClient, metadata
 
-from kraft_testkit import Cluster, serve  # noqa: E402
-from kraft_testkit.gateway import data_apis  # noqa: E402
-from kraft_testkit.gateway.context import Pending, RequestContext  # noqa: E402
-from kraft_testkit.protocol import messages as M  # noqa: E402
+from kraft_testkit import Cluster, serve
+from kraft_testkit.gateway import data_apis
+from kraft_testkit.gateway.context import Pending, RequestContext
+from kraft_testkit.protocol import messages as M
 
 P = M.ProduceRequest
 

@@ -153,7 +153,7 @@ class PartitionLog:
             return 45, -1
         return 0, -1
 
-    def copy_from(self, leader: "PartitionLog", upto_ms: int) -> None:
+    def copy_from(self, leader: PartitionLog, upto_ms: int) -> None:
         """Become the leader's log as of ``upto_ms`` (fetch, truncating a divergent tail)."""
         n = bisect.bisect_right(leader._append_ms, upto_ms)
         if len(self.batches) == n and (n == 0 or self.batches[-1] is leader.batches[n - 1]):

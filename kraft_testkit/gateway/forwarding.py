@@ -19,9 +19,8 @@ from typing import Any
 from kraft_testkit.admin import ADMIN_NODE_ID
 from kraft_testkit.cluster import _not_controller as is_not_controller
 from kraft_testkit.controller import handlers as _registers_handlers  # noqa: F401 (fills HANDLERS)
-from kraft_testkit.controller.quorum_controller import HANDLERS
+from kraft_testkit.controller.quorum_controller import HANDLERS, _with_error
 from kraft_testkit.controller.quorum_controller import _not_controller as not_controller_answer
-from kraft_testkit.controller.quorum_controller import _with_error
 from kraft_testkit.protocol import messages as M
 from kraft_testkit.protocol.codegen import Message
 from kraft_testkit.protocol.error_codes import ErrorCode
@@ -91,7 +90,7 @@ class ControllerCall:
 
     def _send(self, dest: int) -> None:
         c = self.cluster
-        c._correlation = (c._correlation + 1) & 0x7FFFFFFF  # noqa: SLF001 (shared id space)
+        c._correlation = (c._correlation + 1) & 0x7FFFFFFF
         self.cid = c._correlation
         self.sent_ms = c.now_ms
         c.sim.network.send(ADMIN_NODE_ID, dest, rpc.request(self.cid, self.body))
@@ -102,7 +101,7 @@ class ControllerCall:
         if self.held is not None:
             return self._after_propagation()
         c = self.cluster
-        responses = c._admin.responses  # noqa: SLF001 (the admin node's mailbox)
+        responses = c._admin.responses
         for cid in [x for x in self.stale if x in responses]:
             responses.pop(cid)
             self.stale.discard(cid)

@@ -26,7 +26,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, Self
 
 from kraft_testkit.admin import ADMIN_NODE_ID
 from kraft_testkit.errors import KraftError
@@ -112,7 +112,7 @@ class Gateway:
 
     # ------------------------------------------------------------------ lifecycle
 
-    def start(self) -> "Gateway":
+    def start(self) -> Gateway:
         if self._thread is not None:
             raise GatewayError("the gateway is already started")
         for node in sorted(set(self.cluster.broker_ids) | set(self.cluster.controller_ids)):
@@ -157,7 +157,7 @@ class Gateway:
         self._listeners.clear()
         self.data_plane.enabled = False
 
-    def __enter__(self) -> "Gateway":
+    def __enter__(self) -> Self:
         return self.start() if self._thread is None else self
 
     def __exit__(self, *exc: object) -> None:

@@ -32,7 +32,7 @@ class RawClient:
     def read_response(self, api_key: int, version: int):
         size = struct.unpack(">i", self.read_exactly(4))[0]
         frame = struct.pack(">i", size) + self.read_exactly(size)
-        header, body = rpc.decode_response(frame, api_key, version)
+        _header, body = rpc.decode_response(frame, api_key, version)
         return body
 
     def read_exactly(self, n: int) -> bytes:

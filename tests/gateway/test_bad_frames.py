@@ -6,14 +6,13 @@ from __future__ import annotations
 import struct
 
 import pytest
+from gateway_helpers import RawClient, metadata, port_of
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kraft_testkit.protocol import messages as M
 from kraft_testkit.protocol import rpc
 from kraft_testkit.protocol.error_codes import ErrorCode
-
-from gateway_helpers import RawClient, metadata, port_of
 
 
 def _still_serving(srv, cluster) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 ck = pytest.importorskip("confluent_kafka")
-from confluent_kafka.admin import (  # noqa: E402
+from confluent_kafka.admin import (
     AdminClient,
     AlterConfigOpType,
     ConfigEntry,
@@ -60,7 +60,7 @@ def test_incremental_alter_and_describe_configs(admin, kraft_cluster):
         f.result(20)
     assert kraft_cluster.metadata.configs.topic("cfg")["retention.ms"] == "3600000"
     described = admin.describe_configs([ConfigResource("topic", "cfg")])
-    entries = list(described.values())[0].result(20)
+    entries = next(iter(described.values())).result(20)
     assert entries["retention.ms"].value == "3600000"
 
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 ck = pytest.importorskip("confluent_kafka")
-from confluent_kafka import Consumer, Producer, TopicPartition  # noqa: E402
-from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
+from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic
 
 
 def _produce(bootstrap: str, topic: str, partition: int, values: list[str]) -> list:

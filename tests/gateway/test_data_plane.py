@@ -73,7 +73,7 @@ def test_acks_all_needs_min_insync_replicas(kraft_bootstrap, kraft_cluster):
                        configs={"min.insync.replicas": "3"})
         c.run_for(1_000)
         t = c.metadata.topic("strict").partitions[0]
-        leader, follower = t.leader, [r for r in t.replicas if r != t.leader][0]
+        leader, follower = t.leader, next(r for r in t.replicas if r != t.leader)
         c.faults.kill(follower)                   # the ISR shrinks after replica.lag.time.max.ms
         c.run_until(lambda c: follower not in c.broker(leader).logic.replica("strict", 0).isr,
                     timeout_ms=60_000)
@@ -88,7 +88,7 @@ def test_a_non_leader_names_the_leader(kraft_bootstrap, kraft_cluster):
         c.create_topic("where", partitions=1, replication_factor=3)
         c.run_for(1_000)
         t = c.metadata.topic("where").partitions[0]
-        other = [r for r in t.replicas if r != t.leader][0]
+        other = next(r for r in t.replicas if r != t.leader)
     answer = _produce(srv, other, "where", b"x", 1, version=10)  # v10+ names the leader
     assert answer.error_code == ErrorCode.NOT_LEADER_OR_FOLLOWER
     assert (answer.current_leader.leader_id, answer.current_leader.leader_epoch) == \

@@ -91,13 +91,13 @@ def test_an_unreachable_node_is_silent_until_healed(how, kraft_bootstrap, kraft_
     client = RawClient(kraft_bootstrap.address(victim)[1], timeout=0.3)
     if how == "isolate":
         cut = kraft_bootstrap.call(lambda c: c.network.isolate(victim))
-        heal = lambda: kraft_bootstrap.call(lambda c: c.network.heal(cut))  # noqa: E731
+        heal = lambda: kraft_bootstrap.call(lambda c: c.network.heal(cut))
     elif how == "cut_clients":
         cut = kraft_bootstrap.cut_clients(victim)
-        heal = lambda: kraft_bootstrap.heal_clients(cut)  # noqa: E731
+        heal = lambda: kraft_bootstrap.heal_clients(cut)
     else:
         kraft_bootstrap.call(lambda c: c.faults.pause(victim))
-        heal = lambda: kraft_bootstrap.call(lambda c: c.faults.resume(victim))  # noqa: E731
+        heal = lambda: kraft_bootstrap.call(lambda c: c.faults.resume(victim))
     with pytest.raises(TimeoutError):
         metadata(client)
     heal()

@@ -9,7 +9,7 @@ from gateway_helpers import RawClient, port_of
 from kraft_testkit.protocol import messages as M
 
 ck = pytest.importorskip("confluent_kafka")
-from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
+from confluent_kafka.admin import AdminClient, NewTopic
 
 
 @pytest.fixture
@@ -49,7 +49,7 @@ def test_a_wrong_password_fails_and_closes(users, mechanism):
 
 
 def test_kafka_python_scram(users, kraft_cluster):
-    kafka = pytest.importorskip("kafka")
+    pytest.importorskip("kafka")
     from kafka.admin import KafkaAdminClient
 
     admin = KafkaAdminClient(bootstrap_servers=users.bootstrap_servers,
