@@ -307,10 +307,12 @@ def describe_log_dirs(ctx: RequestContext, req: Any) -> Any:
     R = M.DescribeLogDirsResponse
     cluster = ctx.cluster
     logic = cluster.broker(ctx.node).logic
+    roles = cluster.roles[ctx.node]
+    folder = f"{'combined' if len(roles) == 2 else roles[0]}-{ctx.node}"  # as Cluster lays out
     if cluster.data_dir is not None:
-        log_dir = os.path.join(cluster.data_dir, f"broker-{ctx.node}")
+        log_dir = os.path.join(cluster.data_dir, folder)
     else:
-        log_dir = f"/kraft-testkit/memory/broker-{ctx.node}"
+        log_dir = f"/kraft-testkit/memory/{folder}"
     wanted = None if req.topics is None else {t.topic: set(t.partitions) for t in req.topics}
     plane = ctx.gateway.data_plane
     by_topic: dict[str, list] = {}

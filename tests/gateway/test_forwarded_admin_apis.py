@@ -98,3 +98,17 @@ def test_combined_mode_nodes_serve_as_brokers(kraft_cluster_factory):
         assert srv.bootstrap_servers == srv.bootstrap_controllers  # one listener per node
         answer = metadata(RawClient(port_of(srv.bootstrap_servers)))
         assert sorted(b.node_id for b in answer.brokers) == cluster.broker_ids
+
+
+def test_describe_log_dirs_names_the_real_directory(kraft_cluster_factory, tmp_path):
+    import os
+
+    from kraft_testkit import serve
+
+    cluster = kraft_cluster_factory(storage="tmpdir", data_dir=tmp_path)
+    with serve(cluster) as srv:
+        broker = cluster.brokers[1]
+        answer = RawClient(srv.address(broker)[1]).request(M.DescribeLogDirsRequest(topics=None), 4)
+        log_dir = answer.results[0].log_dir
+        assert log_dir == os.path.join(str(tmp_path), f"broker-{broker.id}")
+        assert os.path.isdir(log_dir)
