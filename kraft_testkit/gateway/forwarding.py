@@ -8,8 +8,11 @@ REQUEST_TIMED_OUT. A request that reaches a controller directly is answered by t
 NOT_CONTROLLER when it is not the active one, as Kafka's controllers answer, and the client
 retries (librdkafka and the Java admin client do).
 
-On the simulated network the forwarded request travels from the kit's admin node (id -1), like
-every admin operation of :class:`~kraft_testkit.cluster.Cluster`.
+On the simulated network a forwarded request travels from the broker to the controller the
+broker knows (so a partition between them cuts forwarding, as in Kafka); the answer reaches the
+broker's door, where the gateway picks it up (the node itself ignores answers it did not ask
+for). A request to a controller's own listener travels from the clients' side, the kit's admin
+node (id -1).
 """
 
 from __future__ import annotations
@@ -76,8 +79,12 @@ class ControllerCall:
 
     def __init__(self, ctx: RequestContext, body: Message, direct_to: int | None) -> None:
         self.cluster = ctx.cluster
+        self.gateway = ctx.gateway
         self.body = newest_shape(body)
         self.direct_to = direct_to
+        # a broker forwards from itself (a partition between it and the controller cuts it
+        # off, as in Kafka); a client that dialled a controller speaks from the clients' side
+        self.origin = ctx.node if ctx.role == "broker" and direct_to is None else ADMIN_NODE_ID
         self.deadline_ms = ctx.now_ms + _client_timeout(body)
         self.cid: int | None = None
         self.sent_ms = 0
@@ -93,7 +100,34 @@ class ControllerCall:
         c._correlation = (c._correlation + 1) & 0x7FFFFFFF
         self.cid = c._correlation
         self.sent_ms = c.now_ms
-        c.sim.network.send(ADMIN_NODE_ID, dest, rpc.request(self.cid, self.body))
+        if self.origin != ADMIN_NODE_ID:
+            self.gateway.awaiting.add((self.origin, self.cid))
+        c.sim.network.send(self.origin, dest, rpc.request(self.cid, self.body))
+
+    def _take(self, cid: int) -> Message | None:
+        """The answer to ``cid`` if it has arrived (and forget it)."""
+        if self.origin == ADMIN_NODE_ID:
+            got = self.cluster._admin.responses.pop(cid, None)
+            return None if got is None else got[1]
+        return self.gateway.mailbox.pop((self.origin, cid), None)
+
+    def _forget(self, cid: int) -> None:
+        if self.origin == ADMIN_NODE_ID:
+            self.stale.add(cid)
+        else:
+            self.gateway.awaiting.discard((self.origin, cid))
+            self.gateway.mailbox.pop((self.origin, cid), None)
+
+    def _controller(self) -> int | None:
+        """Where to send: the dialled controller, or the one the forwarding broker knows (the
+        Raft leader it follows), as Kafka's forwarding manager picks it."""
+        if self.direct_to is not None:
+            return self.direct_to
+        if self.origin != ADMIN_NODE_ID:
+            machine = self.cluster.broker(self.origin)
+            return None if machine is None else machine.logic.controller_id
+        active = self.cluster.active_controller
+        return active.id if active is not None else None
 
     def poll(self) -> Message | None:
         if self.answer is not None:
@@ -101,13 +135,12 @@ class ControllerCall:
         if self.held is not None:
             return self._after_propagation()
         c = self.cluster
-        responses = c._admin.responses
-        for cid in [x for x in self.stale if x in responses]:
-            responses.pop(cid)
+        for cid in [x for x in self.stale if x in c._admin.responses]:
+            c._admin.responses.pop(cid)
             self.stale.discard(cid)
         now = c.now_ms
-        if self.cid is not None and self.cid in responses:
-            _, response = responses.pop(self.cid)
+        response = self._take(self.cid) if self.cid is not None else None
+        if response is not None:
             self.cid = None
             if self.direct_to is None and is_not_controller(response) and now < self.deadline_ms:
                 self.retry_at_ms = now + RETRY_BACKOFF_MS
@@ -116,14 +149,11 @@ class ControllerCall:
                 self.offset = c.metadata.provenance.offset
                 return self._after_propagation()
         if self.cid is not None and now - self.sent_ms >= CONTROLLER_REQUEST_TIMEOUT_MS:
-            self.stale.add(self.cid)
+            self._forget(self.cid)
             self.cid = None
             self.retry_at_ms = now
         if self.cid is None and now >= self.retry_at_ms:
-            dest = self.direct_to
-            if dest is None:
-                active = c.active_controller
-                dest = active.id if active is not None else None
+            dest = self._controller()
             if dest is not None and c.sim.process(dest).up:
                 self._send(dest)
             else:
@@ -149,7 +179,7 @@ class ControllerCall:
             self.answer = self.held
             return self.held
         if self.cid is not None:
-            self.stale.add(self.cid)
+            self._forget(self.cid)
         return error_response(self.body, ErrorCode.REQUEST_TIMED_OUT)
 
 

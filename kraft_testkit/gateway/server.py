@@ -33,6 +33,7 @@ from kraft_testkit.errors import KraftError
 from kraft_testkit.protocol import rpc as wire
 from kraft_testkit.protocol.error_codes import ErrorCode
 from kraft_testkit.protocol.errors import ProtocolError
+from kraft_testkit.raft import rpc
 from kraft_testkit.sim import NoProgress
 from kraft_testkit.sim.errors import InvariantViolation
 from kraft_testkit.sim.rng import RngTree
@@ -70,6 +71,9 @@ class Gateway:
         self._nonces = RngTree(cluster.seed).child("gateway", "sasl-nonce")
         self.lock = threading.RLock()
         self.data_plane = DataPlane(cluster)
+        self.awaiting: set[tuple[int, int]] = set()   # (broker, correlation id) forwarded
+        self.mailbox: dict[tuple[int, int], Any] = {}  # their answers, as they arrive
+        cluster.sim.network.on_deliver(self._collect)
         self.producer_id_blocks: dict[int, list[int]] = {}  # broker -> [next, end)
         self.lines: list[str] = []     # one line per rejected frame or connection problem
         self.requests_served = 0
@@ -218,6 +222,14 @@ class Gateway:
     def heal_clients(self, cut: Any) -> None:
         with self.hold() as c:
             c.sim.network.heal(cut)
+
+    def _collect(self, src: int, dst: int, msg: object) -> None:
+        """Pick up the controller's answers to requests brokers forwarded for clients."""
+        if self.awaiting and isinstance(msg, rpc.Response):
+            key = (dst, msg.correlation_id)
+            if key in self.awaiting:
+                self.awaiting.discard(key)
+                self.mailbox[key] = msg.body
 
     def sasl_nonce(self) -> str:
         """A SCRAM server nonce, from the cluster's seeded RNG tree."""

@@ -112,3 +112,18 @@ def test_describe_log_dirs_names_the_real_directory(kraft_cluster_factory, tmp_p
         log_dir = answer.results[0].log_dir
         assert log_dir == os.path.join(str(tmp_path), f"broker-{broker.id}")
         assert os.path.isdir(log_dir)
+
+
+def test_a_broker_cut_off_from_the_controllers_cannot_forward(kraft_bootstrap, kraft_cluster):
+    from kraft_testkit.protocol.error_codes import ErrorCode
+
+    cut_off, other = kraft_cluster.brokers[0], kraft_cluster.brokers[1]
+    kraft_bootstrap.call(lambda c: c.network.partition([cut_off], c.controllers))
+    R = M.CreateTopicsRequest
+    body = R(topics=(R.CreatableTopic(name="t", num_partitions=1, replication_factor=2),),
+             timeout_ms=8_000)
+    start = kraft_cluster.now_ms
+    answer = RawClient(kraft_bootstrap.address(cut_off)[1]).request(body, 7)
+    assert answer.topics[0].error_code == ErrorCode.REQUEST_TIMED_OUT
+    assert kraft_cluster.now_ms - start >= 8_000  # the client's own timeout, in virtual time
+    assert RawClient(kraft_bootstrap.address(other)[1]).request(body, 7).topics[0].error_code == 0
