@@ -21,6 +21,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--speed", type=float, default=1.0,
                    help="virtual ms per wall ms (default 1.0); 0 steps time only when a "
                         "request needs it")
+    p.add_argument("--sasl", action="store_true",
+                   help="listeners require SASL (PLAIN, SCRAM-SHA-256/512)")
+    p.add_argument("--scram-user", action="append", default=[], metavar="USER:PASSWORD",
+                   help="create a SCRAM-SHA-256 and -512 credential (repeatable)")
     p.add_argument("--seconds", type=float, default=None,
                    help="stop after this many seconds instead of waiting for Ctrl-C")
     p.set_defaults(func=run)
@@ -33,8 +37,19 @@ def run(args: argparse.Namespace) -> int:
     if args.speed < 0:
         print("kraft-testkit serve: --speed must be >= 0", file=sys.stderr)
         return 2
+    users = []
+    for spec in args.scram_user:
+        user, sep, password = spec.partition(":")
+        if not sep or not user or not password:
+            print(f"kraft-testkit serve: --scram-user wants USER:PASSWORD, got {spec!r}",
+                  file=sys.stderr)
+            return 2
+        users.append((user, password))
     cluster = Cluster(args.controllers, args.brokers, seed=args.seed)
-    with serve(cluster, speed=args.speed or None) as srv:
+    for user, password in users:
+        for mechanism in ("SCRAM-SHA-256", "SCRAM-SHA-512"):
+            cluster.upsert_scram_credential(user, password, mechanism=mechanism)
+    with serve(cluster, speed=args.speed or None, sasl=args.sasl) as srv:
         print(f"bootstrap.servers={srv.bootstrap_servers}")
         print(f"bootstrap.controllers={srv.bootstrap_controllers}")
         print(f"cluster.id={cluster.cluster_id} seed={args.seed} "
