@@ -42,6 +42,7 @@ from . import apis
 from .connection import BadFrame, Connection, Slot, read_head
 from .context import Pending, RequestContext
 from .data_plane import DataPlane
+from .fit import fit_to_version
 
 log = logging.getLogger("kraft_testkit.gateway")
 HOST = "127.0.0.1"
@@ -334,7 +335,11 @@ class Gateway:
                     self._drop(conn, f"node {conn.node}: request {slot.correlation_id} expired")
                     return
             slot.pending = None
-            slot.frame = wire.encode_response(response, slot.version, slot.correlation_id)
+            try:
+                slot.frame = self._encode(response, slot.version, slot.correlation_id)
+            except BadFrame as e:
+                self._drop(conn, str(e))
+                return
         conn.take_ready()
 
     def _write(self, conn: Connection) -> None:
@@ -408,8 +413,17 @@ class Gateway:
         elif isinstance(answer, Pending):
             slot.pending = answer
         else:
-            slot.frame = wire.encode_response(answer, version, cid)
+            slot.frame = self._encode(answer, version, cid)
         conn.slots.append(slot)
+
+    def _encode(self, response: Any, version: int, cid: int) -> bytes:
+        """The response frame at the client's version; a response that cannot be encoded is a
+        kit bug: recorded, and that connection closed (the cluster goes on)."""
+        try:
+            return wire.encode_response(fit_to_version(response, version), version, cid)
+        except Exception as e:  # noqa: BLE001 (any encoder failure is the same kit bug)
+            self.handler_errors.append(f"{type(response).__name__} v{version}: {e!r}")
+            raise BadFrame(f"cannot encode {type(response).__name__} v{version}: {e!r}") from None
 
     def _check_sasl_state(self, conn: Connection, api_key: int) -> None:
         """Kafka's authenticator: once a handshake started only SaslAuthenticate may follow; a
