@@ -1,7 +1,8 @@
 """Example tests written against the pytest plugin: run them with `pytest examples/`.
 
-Each test gets a fresh in-process cluster; everything happens in virtual time, so the 15-second
-lease expiry below takes milliseconds, and a failing test prints its seed and a replay line.
+Each test gets a fresh in-process cluster; everything happens in virtual time, so waiting out a
+broker's lease below (``broker.session.timeout.ms``, 9 s by default as in Kafka; the test waits
+15 virtual seconds) takes milliseconds, and a failing test prints its seed and a replay line.
 """
 
 import pytest

@@ -24,7 +24,8 @@ from .admin import ADMIN_NODE_ID, AdminClientNode
 from .admin_ops import AdminOperations
 from .config import KEYS as NODE_KEYS
 from .config import NodeConfig
-from .errors import ConfigError, KraftError
+from .data_dirs import node_dir, read_identity
+from .errors import ConfigError, KraftError, StorageError
 from .metadata import MetadataImage
 from .protocol import messages as M
 from .protocol.codegen import Message
@@ -42,7 +43,8 @@ from .sim.facade import SimulationFacade
 from .sim.rng import RngTree
 
 CONTROLLER_ID_BASE = 1000
-_DEFAULTS = {"configs": None, "combined": False, "metadata_version": 19, "wire": True}
+_DEFAULTS = {"configs": None, "combined": False, "metadata_version": 19, "wire": True,
+             "broker_self_fencing": False, "seed_defaults": False}
 STORAGES = ("memory", "tmpdir")
 REQUEST_TIMEOUT_MS = 5_000
 
@@ -129,6 +131,10 @@ class Cluster(SimulationFacade, AdminOperations):
       ``data_dir``, a fresh temporary directory unless given);
     * ``configs``: settings by Kafka name (``{"broker.session.timeout.ms": 12000}``);
     * ``seed_defaults``: the seeds' timeouts (18000/3000) instead of released Kafka's (9000/2000);
+    * ``broker_self_fencing``: KIP-343 as the seed document proposed it (a broker that cannot reach
+      the controller for ``broker.heartbeat.timeout.ms`` fences itself and stops serving). Off by
+      default, as in released Kafka, where a cut-off broker serves on until the controller fences
+      it and it learns so from the metadata log;
     * ``racks``: a rack per broker (a list) or a number of racks to spread brokers over;
     * ``metadata_version``: the bootstrap metadata.version (level or name, default 3.7-IV4);
     * ``wire``: encode every message to Kafka bytes and back (default on);
@@ -139,17 +145,26 @@ class Cluster(SimulationFacade, AdminOperations):
     * ``boot``: run until a controller is active and every broker is RUNNING before returning
       (default on; :class:`NoProgress` after ``boot_timeout_ms`` of virtual time);
     * ``trace_keep``: how many trace events to keep for ``trace.tail`` (the digest covers all).
+    * ``names``: ``"short"`` (``broker-0``, ``rack-0``) or ``"faker"``: realistic hostnames,
+      racks and ``cluster.names.topic()`` names from the seed (:mod:`kraft_testkit.names`).
     """
 
     DEFAULT_TIMEOUT_MS = 30_000
 
+    def __new__(cls, *args: Any, **kwargs: Any) -> "Cluster":
+        from .cluster_args import check_cluster_arguments
+
+        check_cluster_arguments(cls.__init__, args, kwargs)  # one ConfigError per bad argument
+        return super().__new__(cls)
+
     def __init__(self, controllers: int = 3, brokers: int = 3, *, seed: int = 0,
                  storage: str = "memory", data_dir: str | os.PathLike | None = None,
                  configs: Mapping[str, object] | None = None, seed_defaults: bool = False,
+                 broker_self_fencing: bool = False,
                  racks: Sequence[str] | int | None = None, metadata_version: int | str = 19,
                  wire: bool = True, invariants: bool = True, link: LinkProfile | None = None,
                  boot: bool = True, boot_timeout_ms: int = 60_000, combined: bool = False,
-                 trace_keep: int | None = 10_000) -> None:
+                 trace_keep: int | None = 10_000, names: str = "short") -> None:
         from .controller.handlers import build_controller
         from .invariants import ClusterInvariants
         from .node import KraftNode
@@ -162,6 +177,11 @@ class Cluster(SimulationFacade, AdminOperations):
             raise ConfigError(f"storage must be one of {', '.join(STORAGES)}, got {storage!r}")
         raft_overrides, node_overrides = split_configs(configs)
         self.raft_config = RaftConfig.from_kafka(raft_overrides)
+        if type(broker_self_fencing) is not bool:
+            raise ConfigError(f"broker_self_fencing must be True or False, got "
+                              f"{broker_self_fencing!r}")
+        if broker_self_fencing:
+            node_overrides.setdefault("testkit.broker.self.fencing.enable", True)
         self.config = NodeConfig.from_kafka(node_overrides, seed_defaults=seed_defaults)
         self.storage = storage
         self.combined = combined
@@ -171,8 +191,8 @@ class Cluster(SimulationFacade, AdminOperations):
             self.data_dir = os.fspath(data_dir) if data_dir is not None else \
                 tempfile.mkdtemp(prefix="kraft-testkit-")
         self.metadata_version = _checked_metadata_version(metadata_version)
-        names = RngTree(seed).child("cluster")
-        self.cluster_id = str(Uuid.random(names.child("cluster-id")))
+        id_rng = RngTree(seed).child("cluster")
+        self.cluster_id = str(Uuid.random(id_rng.child("cluster-id")))
         # combined mode (process.roles=broker,controller): nodes 0..n-1 are controllers too
         base = 0 if combined else CONTROLLER_ID_BASE
         self.controller_ids = [base + i for i in range(controllers)]
@@ -182,15 +202,25 @@ class Cluster(SimulationFacade, AdminOperations):
             self.roles[n] = ("controller",)
         for n in self.broker_ids:
             self.roles[n] = tuple(sorted(self.roles.get(n, ()) + ("broker",)))
-        self.racks = _racks(racks, brokers)
-        self.directory_ids = {n: Uuid.random(names.child("directory", n)) for n in self.roles}
+        from .names import cluster_names
+
+        self.names = cluster_names(names, seed, self.controller_ids, self.broker_ids, combined)
+        self.racks = self.names.racks(racks, self.broker_ids)
+        hosts = self.names.hosts if self.names.style != "short" else {}
+        self.directory_ids = {n: Uuid.random(id_rng.child("directory", n)) for n in self.roles}
+        if self.data_dir is not None:  # reopening: the folders say who they belong to
+            found_cluster, found_dirs = read_identity(self.data_dir, self.roles)
+            self.cluster_id = found_cluster or self.cluster_id
+            self.directory_ids.update(found_dirs)
         voters = {c: self.directory_ids[c] for c in self.controller_ids}
         self.sim = Simulation(seed, link=link, codec=rpc.RaftCodec() if wire else None,
                               trace_keep=trace_keep)
         shape = [f"controllers={controllers}", f"brokers={brokers}", f"seed={seed}"]
         shape += [f"{k}={v!r}" for k, v in (("configs", configs), ("combined", combined),
                                              ("metadata_version", metadata_version),
-                                             ("wire", wire)) if v != _DEFAULTS[k]]
+                                             ("wire", wire), ("seed_defaults", seed_defaults),
+                                             ("broker_self_fencing", broker_self_fencing))
+                  if v != _DEFAULTS[k]]
         self.sim.replay_hint = f"Cluster({', '.join(shape)}) and the same steps"
         self.invariants = ClusterInvariants(self)
         if invariants:
@@ -201,6 +231,7 @@ class Cluster(SimulationFacade, AdminOperations):
                 ctx, roles=self.roles[ctx.node_id], voters=voters, cluster_id=self.cluster_id,
                 raft_config=self.raft_config, config=self.config,
                 directory_id=self.directory_ids[ctx.node_id], rack=self.racks.get(ctx.node_id),
+                host=hosts.get(ctx.node_id),
                 controller_factory=lambda nid, rng: build_controller(
                     nid, rng, cluster_id=self.cluster_id, config=self.config,
                     metadata_version=metadata_version))
@@ -215,15 +246,27 @@ class Cluster(SimulationFacade, AdminOperations):
         self.brokers = [handles[n] for n in self.broker_ids]
         self.faults = ClusterFaults(self)
         self.network = ClusterNetwork(self)
-        if boot:
-            self.run_until(lambda c: c.active_controller is not None and c.all_brokers_running(),
-                           timeout_ms=boot_timeout_ms)
+        if boot:  # a node whose files are damaged stays down (failed_nodes); the rest boot
+            self.run_until(lambda c: c.active_controller is not None and all(
+                (b := c.broker(n)) is not None and b.state_name == "RUNNING"
+                for n in c.broker_ids if n not in c.failed_nodes), timeout_ms=boot_timeout_ms)
 
     def _disk(self, node: int):
         if self.data_dir is None:
             return None
-        role = "combined" if len(self.roles[node]) == 2 else self.roles[node][0]
-        return DirectoryDisk(os.path.join(self.data_dir, f"{role}-{node}"))
+        return DirectoryDisk(node_dir(self.data_dir, node, self.roles[node]))
+
+    @property
+    def failed_nodes(self) -> dict[int, StorageError]:
+        """Nodes that refused to start because their files are damaged, with the reason."""
+        return {n: p.failure for n, p in self.sim.processes.items()
+                if p.state.value == "failed" and p.failure is not None}
+
+    def __repr__(self) -> str:
+        active = self.active_controller
+        return (f"<Cluster seed={self.seed} controllers={self.controller_ids} "
+                f"brokers={self.broker_ids} active={None if active is None else active.id} "
+                f"now={self.now_ms} ms storage={self.storage}; replay: {self.sim.replay_hint}>")
 
     # ------------------------------------------------------------- looking
 
@@ -381,6 +424,13 @@ class Cluster(SimulationFacade, AdminOperations):
             shutil.rmtree(self.data_dir, ignore_errors=True)
             self._owns_data_dir = False
 
+    def wall_clock(self, start: Any = "2026-01-01T00:00:00Z", **options: Any) -> Any:
+        """A context manager: ``time.time()``, ``datetime.now()``... in user code follow this
+        cluster's virtual time from ``start`` on (freezegun; see :mod:`kraft_testkit.timewarp`)."""
+        from .timewarp import wall_clock
+
+        return wall_clock(self, start, **options)
+
     def __enter__(self) -> "Cluster":
         return self
 
@@ -462,19 +512,6 @@ def _checked_metadata_version(metadata_version: int | str) -> int | str:
     return metadata_version
 
 
-def _racks(racks: Sequence[str] | int | None, brokers: int) -> dict[int, str]:
-    if racks is None:
-        return {}
-    if isinstance(racks, int):
-        if racks < 1:
-            raise ConfigError(f"racks must be >= 1, got {racks}")
-        return {b: f"rack-{b % racks}" for b in range(brokers)}
-    racks = list(racks)
-    if len(racks) != brokers:
-        raise ConfigError(f"racks lists one rack per broker: {brokers} brokers, {len(racks)} racks")
-    return dict(enumerate(racks))
-
-
 class ClusterFaults:
     """Node faults at the current virtual instant: ``cluster.faults.kill(cluster.brokers[0])``.
 
@@ -488,21 +525,30 @@ class ClusterFaults:
 
     def kill(self, node: NodeHandle | int) -> None:
         """Crash: what was not fsynced is lost."""
-        self._sim.kill(node_id(node))
+        self._sim.kill(self._c.node(node).id)
 
     def start(self, node: NodeHandle | int) -> None:
-        self._sim.start(node_id(node))
+        """Start a down node over its disk; :class:`StorageError` (and the node stays down)
+        when its files are damaged."""
+        nid = self._c.node(node).id
+        self._sim.start(nid)
+        failure = self._sim.process(nid).failure
+        if failure is not None:
+            raise failure
 
     def restart(self, node: NodeHandle | int, *, graceful: bool = False) -> None:
-        nid = node_id(node)
+        nid = self._c.node(node).id
         if graceful and self._sim.process(nid).up:
             self.stop(nid)
         self._sim.restart(nid)
+        failure = self._sim.process(nid).failure
+        if failure is not None:
+            raise failure
 
     def stop(self, node: NodeHandle | int, *, timeout_ms: int = 30_000) -> None:
         """Graceful stop. A broker shuts down in a controlled way (leaders move first) when an
         active controller answers within ``timeout_ms``; a leading controller resigns first."""
-        nid = node_id(node)
+        nid = self._c.node(node).id
         process = self._sim.process(nid)
         if process.up and process.state.value == "running":
             machine = process.machine
@@ -514,14 +560,14 @@ class ClusterFaults:
             self._sim.stop(nid)
 
     def pause(self, node: NodeHandle | int) -> None:
-        self._sim.pause(node_id(node))
+        self._sim.pause(self._c.node(node).id)
 
     def resume(self, node: NodeHandle | int) -> None:
-        self._sim.resume(node_id(node))
+        self._sim.resume(self._c.node(node).id)
 
     def wipe_disk(self, node: NodeHandle | int, *, start: bool = True) -> None:
         """Kill the node if it runs, give it an empty disk, and (by default) start it again."""
-        nid = node_id(node)
+        nid = self._c.node(node).id
         if self._sim.process(nid).up:
             self._sim.kill(nid)
         self._sim.wipe(nid)
@@ -529,7 +575,18 @@ class ClusterFaults:
             self._sim.start(nid)
 
     def skew(self, node: NodeHandle | int, skew_ms: int) -> None:
-        self._sim.set_skew(node_id(node), skew_ms)
+        self._sim.set_skew(self._c.node(node).id, skew_ms)
+
+    def crash_in_writes(self, node: NodeHandle | int, ops: int = 0) -> None:
+        """Arm a crash in the middle of a write: the node dies after ``ops`` more disk
+        operations, before that step is synced or anything it meant to send leaves (a kill in
+        the middle of a snapshot or a segment roll)."""
+        self._sim.crash_in_writes(self._c.node(node).id, ops)
+
+    def damage(self, node: NodeHandle | int, file: str, offset: int, *, xor: int = 0xFF) -> None:
+        """Flip bits of the byte at ``offset`` of ``file`` (a name such as
+        ``"__cluster_metadata-0/00000000000000000000.log"``) on a down node's disk: bit rot."""
+        self._sim.damage(self._c.node(node).id, file, offset, xor)
 
 
 class ClusterNetwork(NetworkControl):

@@ -2,10 +2,13 @@
 
 The seeds (KIP-631 drafts) used other defaults (broker.session.timeout.ms 18000,
 broker.heartbeat.interval.ms 3000); ``NodeConfig.from_kafka(..., seed_defaults=True)`` gives those.
-``broker.heartbeat.timeout.ms`` is KIP-343's broker-side timeout (not in released Kafka): a broker
-that cannot reach the active controller for that long fences itself. It must exceed the
-controller's session timeout so a broker never fences itself before the controller would; unless
-set, it is twice ``broker.session.timeout.ms``.
+Broker self-fencing is the seed document's proposal (KIP-343), which released Kafka did not ship:
+released brokers keep serving until the controller fences them and they learn it from the metadata
+log. It is off by default and turned on by ``testkit.broker.self.fencing.enable`` (the
+``Cluster(broker_self_fencing=True)`` keyword). ``broker.heartbeat.timeout.ms`` is its broker-side
+timeout: a broker that cannot reach the active controller for that long fences itself. It must
+exceed the controller's session timeout so a broker never fences itself before the controller
+would; unless set, it is twice ``broker.session.timeout.ms``.
 Raft settings (``controller.quorum.*``) live in :mod:`kraft_testkit.raft.config`.
 """
 
@@ -39,6 +42,7 @@ class NodeConfig:
     replica_lag_time_max_ms: int = 30000
     replica_fetch_backoff_ms: int = 1000
     controlled_shutdown_enable: bool = True
+    broker_self_fencing: bool = False  # KIP-343, the seeds' proposal; not released Kafka
 
     @classmethod
     def from_kafka(cls, overrides: Mapping[str, object] | None = None, *,
@@ -54,6 +58,13 @@ class NodeConfig:
                                   f"{', '.join(sorted(KEYS))}")
             attr, kind, low = spec
             values[attr] = _bool(key, raw) if kind is bool else _int(key, raw, low)
+        if "broker_heartbeat_timeout_ms" in values and not values.get(
+                "broker_self_fencing", base.broker_self_fencing):
+            raise ConfigError(
+                "broker.heartbeat.timeout.ms is the timeout of KIP-343 broker self-fencing, the "
+                "seeds' proposal that released Kafka did not ship; it takes effect only with "
+                "self-fencing on: Cluster(broker_self_fencing=True) or "
+                "testkit.broker.self.fencing.enable=true")
         if "broker_heartbeat_timeout_ms" not in values:  # follows the session timeout unless set
             session = values.get("broker_session_timeout_ms", base.broker_session_timeout_ms)
             values["broker_heartbeat_timeout_ms"] = min(2 * session, _INT_MAX)
@@ -95,6 +106,7 @@ KEYS: dict[str, tuple[str, type, int]] = {
     "replica.lag.time.max.ms": ("replica_lag_time_max_ms", int, 1),
     "replica.fetch.backoff.ms": ("replica_fetch_backoff_ms", int, 0),
     "controlled.shutdown.enable": ("controlled_shutdown_enable", bool, 0),
+    "testkit.broker.self.fencing.enable": ("broker_self_fencing", bool, 0),
 }
 assert {a for a, _, _ in KEYS.values()} == {f.name for f in fields(NodeConfig)}
 

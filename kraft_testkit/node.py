@@ -21,10 +21,12 @@ from collections.abc import Callable, Mapping, Sequence
 
 from .broker.lifecycle import APPROVED_SHUTDOWN
 from .broker.logic import BrokerLogic
+from .broker.metadata_view import DEFAULT_LISTENER
 from .broker.node import MetadataListener
 from .config import NodeConfig
 from .controller.quorum_controller import HANDLERS, QuorumController
 from .metadata import MetadataImage
+from .metadata.registrations import Endpoint
 from .protocol import messages as M
 from .protocol.records import RecordBatch
 from .protocol.uuid import Uuid
@@ -103,8 +105,9 @@ class ControllerRegistrar:
 
     RETRY_MS = 1_000
 
-    def __init__(self, node_id: int, rng: random.Random) -> None:
+    def __init__(self, node_id: int, rng: random.Random, host: str | None = None) -> None:
         self.node_id = node_id
+        self.host = host or f"controller-{node_id}"
         self.incarnation_id = Uuid.random(rng)
         self._cid = 0
         self._in_flight: tuple[int, int] | None = None  # (correlation id, sent at)
@@ -125,7 +128,7 @@ class ControllerRegistrar:
         R = M.ControllerRegistrationRequest
         body = R(controller_id=self.node_id, incarnation_id=self.incarnation_id,
                  zk_migration_ready=False,
-                 listeners=[R.Listener(name="CONTROLLER", host=f"controller-{self.node_id}",
+                 listeners=[R.Listener(name="CONTROLLER", host=self.host,
                                        port=9093, security_protocol=0)],
                  features=[R.Feature(name="metadata.version", min_supported_version=1,
                                      max_supported_version=V.LATEST)])
@@ -147,7 +150,8 @@ class KraftNode:
     def __init__(self, ctx: NodeContext, *, roles: Sequence[str], voters: Mapping[int, Uuid],
                  cluster_id: str, raft_config: RaftConfig, config: NodeConfig,
                  controller_factory: Callable[[int, random.Random], QuorumController] | None = None,
-                 directory_id: Uuid | None = None, rack: str | None = None) -> None:
+                 directory_id: Uuid | None = None, rack: str | None = None,
+                 host: str | None = None) -> None:
         self.node_id = ctx.node_id
         self.roles = tuple(sorted(roles))
         if self.roles not in ROLES:
@@ -159,7 +163,8 @@ class KraftNode:
             self.controller = controller_factory(ctx.node_id, random.Random(ctx.rng.getrandbits(64)))
         self.registrar: ControllerRegistrar | None = None
         if self.controller is not None:
-            self.registrar = ControllerRegistrar(ctx.node_id, random.Random(ctx.rng.getrandbits(64)))
+            self.registrar = ControllerRegistrar(ctx.node_id, random.Random(ctx.rng.getrandbits(64)),
+                                                 host)
         logic_rng = random.Random(ctx.rng.getrandbits(64)) if "broker" in self.roles else None
         self.listener = MetadataListener() if "broker" in self.roles else None
         self.raft = RaftReplica(ctx.node_id, voters=voters, rng=ctx.rng, disk=ctx.disk,
@@ -174,6 +179,8 @@ class KraftNode:
             local = local_replicas_on_disk(ctx.disk)
             previous_epoch = _clean_shutdown_epoch(ctx.disk.get(CLEAN_SHUTDOWN))
             self.logic = BrokerLogic(ctx.node_id, cluster_id, config, logic_rng, rack=rack,
+                                     listeners=None if host is None else (
+                                         Endpoint(DEFAULT_LISTENER, host, 9092, 0),),
                                      log_dirs=[self.raft.dir], local_replicas=local,
                                      previous_broker_epoch=previous_epoch)
             self._clean_shutdown_file = CLEAN_SHUTDOWN in ctx.disk

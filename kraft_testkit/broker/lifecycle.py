@@ -13,8 +13,11 @@ After Kafka's ``BrokerLifecycleManager`` (KIP-631), plus KIP-343's broker-side t
 * Controlled shutdown: PENDING_CONTROLLED_SHUTDOWN heartbeats with ``WantShutDown`` until the
   controller answers ShouldShutDown, then SHUTTING_DOWN (and NOT_RUNNING 1 ms later). Kafka
   caps the wait at 5 minutes; so do we.
-* KIP-343: no successful heartbeat response for longer than broker.heartbeat.timeout.ms and the
-  broker fences itself (``self_fenced``) until the controller unfences it again.
+* KIP-343, opt-in (``broker_self_fencing``; the seed document's proposal, not released Kafka): no
+  successful heartbeat response for longer than broker.heartbeat.timeout.ms and the broker fences
+  itself (``self_fenced``) until the controller unfences it again. By default, as released Kafka,
+  a broker that cannot reach the controller keeps serving until the controller fences it and it
+  learns so from the metadata log.
 
 Deviations, on purpose: STALE_BROKER_EPOCH / BROKER_ID_NOT_REGISTERED on a heartbeat make the
 broker register again with the same incarnation id (released Kafka only retries the heartbeat,
@@ -365,7 +368,8 @@ class Lifecycle:
     # ------------------------------------------------------------------ helpers
 
     def _self_fence_deadline(self) -> int | None:
-        if self.self_fenced or self._last_contact_ms is None or self.state not in REPLICA_STATES:
+        if (not self.config.broker_self_fencing or self.self_fenced
+                or self._last_contact_ms is None or self.state not in REPLICA_STATES):
             return None
         return self._last_contact_ms + self.config.broker_heartbeat_timeout_ms + 1
 

@@ -144,10 +144,18 @@ def iter_log(data: bytes, *, decode: bool = True, prerelease: bool = False,
 
 
 def read_log(path: str | os.PathLike, **kwargs) -> list[LogBatch]:
-    """Every batch of a log segment or ``.checkpoint`` snapshot file (see :func:`iter_log`)."""
+    """Every batch of a log segment or ``.checkpoint`` snapshot file (see :func:`iter_log`).
+
+    A damaged file raises the :class:`DecodeError` of :func:`iter_log` with ``file`` set and the
+    path in front of its message (the byte offset is already in it)."""
     with open(path, "rb") as f:
         data = f.read()
-    return list(iter_log(data, **kwargs))
+    try:
+        return list(iter_log(data, **kwargs))
+    except DecodeError as e:
+        e.file = os.fspath(path)
+        e.args = (f"{e.file}: {e.args[0]}",)
+        raise
 
 
 def write_log(batches: Iterable[LogBatch | RecordBatch]) -> bytes:

@@ -3,7 +3,8 @@
 Kafka's Raft client hard-codes a few values that tests want to turn; those take a name here too:
 ``replica.fetch.wait.max.ms`` (Kafka's broker key whose default, 500, equals the Raft client's fixed
 fetch wait) and two ``testkit.raft.*`` keys for fetch sizes, so snapshots can be sent in small
-chunks.
+chunks. ``testkit.raft.pre.vote.enable`` (default true, as Kafka 4.0+ runs KIP-996 pre-vote) set
+to false gives the elections of Kafka 3.x, where a voter that times out stands at once.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ class RaftConfig:
     fetch_max_wait_ms: int = 500
     fetch_max_bytes: int = 8 * MiB
     fetch_snapshot_max_bytes: int = 8 * MiB
+    pre_vote: bool = True  # KIP-996 (Kafka 4.0+); off gives Kafka 3.x elections
 
     @classmethod
     def from_kafka(cls, overrides: Mapping[str, object] | None = None) -> RaftConfig:
@@ -40,7 +42,7 @@ class RaftConfig:
                 raise ConfigError(
                     f"unknown Raft configuration key {key!r}; known keys: {', '.join(sorted(KEYS))}")
             attr, low = spec
-            values[attr] = _int_at_least(key, raw, low)
+            values[attr] = _bool(key, raw) if attr in BOOLS else _int_at_least(key, raw, low)
         return cls(**values)
 
     def to_kafka(self) -> dict[str, int]:
@@ -49,7 +51,10 @@ class RaftConfig:
 
     def __post_init__(self) -> None:
         for key, (attr, low) in KEYS.items():
-            _int_at_least(key, getattr(self, attr), low)
+            if attr in BOOLS:
+                _bool(key, getattr(self, attr))
+            else:
+                _int_at_least(key, getattr(self, attr), low)
 
 
 #: Kafka name -> (attribute, smallest allowed value)
@@ -63,7 +68,9 @@ KEYS: dict[str, tuple[str, int]] = {
     "replica.fetch.wait.max.ms": ("fetch_max_wait_ms", 0),
     "testkit.raft.fetch.max.bytes": ("fetch_max_bytes", 1),
     "testkit.raft.fetch.snapshot.max.bytes": ("fetch_snapshot_max_bytes", 1),
+    "testkit.raft.pre.vote.enable": ("pre_vote", 0),
 }
+BOOLS = {"pre_vote"}
 assert {a for a, _ in KEYS.values()} == {f.name for f in fields(RaftConfig)}
 
 
@@ -75,3 +82,11 @@ def _int_at_least(key: str, raw: object, low: int) -> int:
         raise ConfigError(
             f"{key} must be an integer in [{low}, 2147483647], got {raw!r}")
     return value
+
+
+def _bool(key: str, raw: object) -> bool:
+    if type(raw) is bool:
+        return raw
+    if type(raw) is str and raw.strip().lower() in ("true", "false"):
+        return raw.strip().lower() == "true"
+    raise ConfigError(f"{key} must be true or false, got {raw!r}")

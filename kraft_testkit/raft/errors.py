@@ -6,7 +6,7 @@ Responses carry Kafka's numeric codes; :data:`NAMES` turns them back into the na
 
 from __future__ import annotations
 
-from kraft_testkit.errors import KraftError
+from kraft_testkit.errors import KraftError, StorageError
 
 NONE = 0
 UNKNOWN_SERVER_ERROR = -1
@@ -54,3 +54,10 @@ class NotLeader(RaftError):
 
 class LogError(RaftError):
     """Files on a replica's disk that cannot be a Kafka metadata log (outside torn tails)."""
+
+
+class CorruptFile(LogError, StorageError):
+    """A file of the metadata log directory that is damaged (not a torn tail a crash leaves):
+    names the file, the problem and, for binary files, the byte offset."""
+
+    __init__ = StorageError.__init__

@@ -7,8 +7,9 @@ truncation after divergence truncates. When a snapshot moves the start offset, t
 snapshot on are rewritten into a new segment named after it and the old one goes, in the same
 synced step, so a crash sees either layout whole.
 
-:meth:`RaftLog.recover` reads the files back: the newest valid snapshot, then the segment, cut at
-the last whole batch when a crash left a torn tail.
+:meth:`RaftLog.recover` reads the files back: the newest snapshot, then the segment, cut at the
+last whole batch when a crash left a torn tail. Damage anywhere else (a bad CRC, a broken
+snapshot) raises :class:`~kraft_testkit.raft.errors.CorruptFile` naming the file and byte offset.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from collections.abc import Mapping
 
 from kraft_testkit.protocol.errors import DecodeError
 from kraft_testkit.protocol.records import RecordBatch, iter_batches
-from kraft_testkit.raft.errors import LogError
+from kraft_testkit.raft.errors import CorruptFile, LogError
 from kraft_testkit.raft.snapshot import (
     SUFFIX,
     Snapshot,
@@ -31,6 +32,7 @@ from kraft_testkit.sim.node import Append, Delete, DiskOp, Replace, Truncate
 
 DIR = "__cluster_metadata-0"
 QUORUM_STATE = f"{DIR}/quorum-state"
+LEADER_EPOCH_CHECKPOINT = f"{DIR}/leader-epoch-checkpoint"
 _LENGTH = struct.Struct(">i")
 
 
@@ -40,6 +42,33 @@ def segment_name(base_offset: int) -> str:
 
 def snapshot_path(end_offset: int, epoch: int) -> str:
     return f"{DIR}/{file_name(end_offset, epoch)}"
+
+
+def encode_epoch_checkpoint(entries: list[tuple[int, int]] | tuple[tuple[int, int], ...]) -> bytes:
+    """Kafka's ``leader-epoch-checkpoint``: version 0, the count, then ``epoch start-offset``."""
+    return ("0\n%d\n" % len(entries) + "".join(f"{e} {o}\n" for e, o in entries)).encode()
+
+
+def decode_epoch_checkpoint(raw: bytes, path: str = LEADER_EPOCH_CHECKPOINT
+                            ) -> list[tuple[int, int]]:
+    """Parse a ``leader-epoch-checkpoint``; :class:`CorruptFile` names the line that is wrong
+    (Kafka's CheckpointFile refuses a malformed file)."""
+    lines = raw.decode("utf-8", "replace").splitlines()
+    if not lines or lines[0].strip() != "0":
+        raise CorruptFile(path, f"line 1: version {lines[0].strip() if lines else ''!r}, "
+                                f"expected 0")
+    if len(lines) < 2 or not lines[1].strip().isdigit():
+        raise CorruptFile(path, "line 2: the number of entries is missing or not a number")
+    count = int(lines[1])
+    if len(lines) - 2 != count:
+        raise CorruptFile(path, f"line 2 says {count} entries, the file has {len(lines) - 2}")
+    entries = []
+    for n, line in enumerate(lines[2:], start=3):
+        parts = line.split()
+        if len(parts) != 2 or not all(x.isdigit() for x in parts):
+            raise CorruptFile(path, f"line {n}: {line!r} is not 'epoch start-offset'")
+        entries.append((int(parts[0]), int(parts[1])))
+    return entries
 
 
 class RaftLog:
@@ -152,6 +181,14 @@ class RaftLog:
             return ("diverging", found)
         return ("valid", None)
 
+    def epoch_entries(self) -> tuple[tuple[int, int], ...]:
+        """The leader-epoch cache as Kafka checkpoints it: each epoch with its first offset,
+        the run that began before the log start clipped to start there."""
+        entries = tuple(self.epochs)
+        if self.start_epoch > 0 and (not entries or entries[0][1] > self.start_offset):
+            entries = ((self.start_epoch, self.start_offset),) + entries
+        return entries
+
     def truncation_point(self, epoch: int, end_offset: int) -> int:
         """Where a follower cuts its log when the leader says its ``epoch`` ends at ``end_offset``."""
         local = self.end_offset_for_epoch(epoch)
@@ -248,12 +285,9 @@ class RaftLog:
                            and name.endswith(SUFFIX) and (sid := parse_file_name(name)))
         latest: Snapshot | None = None
         for (offset, epoch), name in reversed(snapshots):
-            if latest is None:
-                try:
-                    latest = decode_snapshot(offset, epoch, files[name])
-                    continue
-                except LogError:
-                    pass
+            if latest is None:  # the newest must be whole: it is what the log starts from
+                latest = decode_snapshot(offset, epoch, files[name], path=name)
+                continue
             ops.append(Delete(name))
         segments = sorted((int(name[len(prefix):-4]), name) for name in files
                           if name.startswith(prefix) and name.endswith(".log")
@@ -263,7 +297,7 @@ class RaftLog:
         base = segments[-1][0] if segments else 0
         log = cls(base, 0)
         if segments:
-            ops += log._load_segment(files[segments[-1][1]])
+            ops += log._load_segment(files[segments[-1][1]], segments[-1][1])
         else:
             ops.append(Replace(log.segment, b""))  # Kafka creates the (empty) segment with the log
         log.snapshot = latest
@@ -274,18 +308,34 @@ class RaftLog:
                 log.start_epoch = latest.epoch
         return log, ops
 
-    def _load_segment(self, data: bytes) -> list[DiskOp]:
-        valid = 0
+    def _load_segment(self, data: bytes, name: str) -> list[DiskOp]:
+        """Load every batch; only a partial batch at the very end (a torn write) is cut off.
+
+        Anything else that is not a valid continuation (a bad CRC, a batch that does not follow
+        the one before, an epoch going back) is damage, not a crash artefact: :class:`CorruptFile`
+        names the file and byte offset, and the node does not start. Cutting the log there
+        instead would silently drop records that may be committed.
+        """
+        pos = 0
         try:
             for pos, batch in iter_batches(data, allow_truncated_tail=True):
-                if (batch.base_offset != self.end_offset or not batch.crc_valid
-                        or batch.partition_leader_epoch < self.last_epoch or not batch.records):
-                    break
+                problem = None
+                if batch.base_offset != self.end_offset:
+                    problem = (f"batch at log offset {batch.base_offset} does not continue the "
+                               f"log at {self.end_offset}")
+                elif batch.partition_leader_epoch < self.last_epoch:
+                    problem = (f"batch at log offset {batch.base_offset} has leader epoch "
+                               f"{batch.partition_leader_epoch}, older than {self.last_epoch}")
+                elif not batch.records:
+                    problem = f"batch at log offset {batch.base_offset} holds no records"
+                if problem:
+                    raise CorruptFile(name, problem, offset=pos)
                 end = pos + 12 + _LENGTH.unpack_from(data, pos + 8)[0]
                 self.append(batch, data[pos:end])
-                valid = end
-        except DecodeError:
-            pass
-        if valid < len(data):
-            return [Truncate(self.segment, valid)]
+                pos = end
+        except DecodeError as e:
+            raise CorruptFile(name, f"corrupt record batch: {e.reason}",
+                              offset=e.offset if e.offset is not None else pos) from None
+        if self.size < len(data):
+            return [Truncate(self.segment, self.size)]
         return []

@@ -8,9 +8,17 @@ when to wake up goes out as :class:`~kraft_testkit.sim.node.Effects`. Writes are
 message of the same step leaves.
 
 Roles (Kafka's ``EpochState`` classes): ``unattached`` (no leader, no vote), ``voted``,
-``candidate``, ``leader``, ``follower`` and ``resigned`` (a leader stepping down, gracefully or by
-check-quorum). Observers (replicas outside the voter set, such as brokers) are unattached or
-followers only: they fetch, never vote or stand.
+``prospective``, ``candidate``, ``leader``, ``follower`` and ``resigned`` (a leader stepping down,
+gracefully or by check-quorum). Observers (replicas outside the voter set, such as brokers) are
+unattached or followers only: they fetch, never vote or stand.
+
+Pre-vote (KIP-996, Kafka 4.0+; ``testkit.raft.pre.vote.enable``): a voter whose election or fetch
+timeout runs out first becomes *prospective* in the same epoch and asks the voters whether they
+would vote for it (VoteRequest v2 with PreVote, nothing persisted). Only with a majority of
+grants does it stand as a candidate in the next epoch. A follower that has fetched from its leader
+in this epoch refuses pre-votes, so a voter cut off by a partition cannot disrupt a stable leader
+by bumping the epoch when it returns. A prospective that loses goes back to following the leader
+it knew (or to unattached or voted).
 
 Voters are identified by id and directory id, as KIP-853 does: a voter whose disk was wiped comes
 back formatted with a new directory id, so it is no longer the voter the others know. It acts as
@@ -33,15 +41,21 @@ from kraft_testkit.raft import rpc
 from kraft_testkit.raft.config import RaftConfig
 from kraft_testkit.raft.errors import LogError, NotLeader
 from kraft_testkit.raft.listener import RaftListener
-from kraft_testkit.raft.log import QUORUM_STATE, RaftLog
+from kraft_testkit.raft.log import (
+    LEADER_EPOCH_CHECKPOINT,
+    QUORUM_STATE,
+    RaftLog,
+    decode_epoch_checkpoint,
+    encode_epoch_checkpoint,
+)
 from kraft_testkit.raft.snapshot import decode_snapshot, encode_snapshot
 from kraft_testkit.raft.state import (
     META_PROPERTIES,
     PARTITION_METADATA,
     ElectionState,
-    decode_meta_properties,
     decode_quorum_state,
     encode_meta_properties,
+    read_meta_properties,
     encode_partition_metadata,
     encode_quorum_state,
 )
@@ -50,8 +64,8 @@ from kraft_testkit.sim.node import NEVER, DiskOp, Effects, Replace
 if TYPE_CHECKING:
     from random import Random  # handed in by the simulator: the replica draws from no other
 
-UNATTACHED, VOTED, CANDIDATE, LEADER, FOLLOWER, RESIGNED = (
-    "unattached", "voted", "candidate", "leader", "follower", "resigned")
+UNATTACHED, VOTED, CANDIDATE, LEADER, FOLLOWER, RESIGNED, PROSPECTIVE = (
+    "unattached", "voted", "candidate", "leader", "follower", "resigned", "prospective")
 _ELECTION_BACKOFF_BASE_MS = 100  # Kafka's RETRY_BACKOFF_BASE_MS
 _NO_DIR = Uuid.ZERO
 
@@ -167,7 +181,8 @@ class RaftReplica:
         self.formatted = meta is None
         self.wiped = meta is None and incarnation > 1
         if meta is not None:
-            self.dir = Uuid.parse(decode_meta_properties(meta).get("directory.id", str(_NO_DIR)))
+            props = read_meta_properties(meta, node_id=node_id, cluster_id=cluster_id or None)
+            self.dir = props.directory_id if props.directory_id is not None else _NO_DIR
         elif self.wiped or directory_id is None and node_id not in self.voters:
             self.dir = Uuid.random(rng)
         else:
@@ -176,12 +191,11 @@ class RaftReplica:
 
         self.log, ops = RaftLog.recover(disk)
         self._writes += ops
+        raw_epochs = disk.get(LEADER_EPOCH_CHECKPOINT)
+        self._epoch_file = tuple(decode_epoch_checkpoint(raw_epochs)) if raw_epochs else None
         raw_state = disk.get(QUORUM_STATE)
-        try:
-            self._stored = decode_quorum_state(raw_state) if raw_state else ElectionState()
-        except LogError as e:
-            self.anomalies.append(str(e))
-            self._stored = ElectionState()
+        self._stored = decode_quorum_state(raw_state, QUORUM_STATE) if raw_state \
+            else ElectionState()
         self.epoch = self._stored.epoch
         self.role = UNATTACHED
         self.leader_id: int | None = None
@@ -195,6 +209,8 @@ class RaftReplica:
         self._deadline = NEVER  # election timeout, fetch timeout or resignation timeout
         self._granted: set[int] = set()
         self._rejected: set[int] = set()
+        self._fetched_from_leader = False  # Kafka's FollowerState.hasFetchedFromLeader
+        self.elections = {"pre_vote_rounds": 0, "pre_votes_lost": 0, "candidacies": 0}
         self._retries = 0
         self._backoff_until: int | None = None
         self._lead: _Leadership | None = None
@@ -274,6 +290,13 @@ class RaftReplica:
         timer = None
         if wake != self._timer_at:
             timer = self._timer_at = wake
+        if self._writes:
+            entries = self.log.epoch_entries()
+            if entries != self._epoch_file:  # Kafka's leader-epoch-checkpoint follows the log
+                self._epoch_file = entries
+                self._writes.append(Replace(LEADER_EPOCH_CHECKPOINT,
+                                            encode_epoch_checkpoint(entries)))
+                self._sync = True
         if not self._writes and not self._sends and timer is None:
             return None
         effects = Effects(self._writes, self._sync, self._sends, timer)
@@ -328,6 +351,28 @@ class RaftReplica:
         """A DescribeQuorumResponse as this replica would answer it."""
         return self._describe_quorum()
 
+    def metrics(self) -> dict[str, int | str]:
+        """Kafka's ``raft-metrics`` gauges for this replica (``current-state`` is one of leader,
+        candidate, prospective, voted, follower, observer, unattached, resigned), plus this kit's
+        election counters under ``testkit-`` names: pre-vote rounds, lost pre-votes and
+        candidacies (each bumps the epoch)."""
+        state = self.role
+        if not self.is_voter and state in (FOLLOWER, UNATTACHED):
+            state = "observer"
+        return {
+            "current-state": state,
+            "current-leader": self.leader_id if self.leader_id is not None else -1,
+            "current-vote": self.voted_id if self.voted_id is not None else -1,
+            "current-epoch": self.epoch,
+            "high-watermark": self.hw,
+            "log-end-offset": self.log.end_offset,
+            "log-end-epoch": self.log.last_epoch,
+            "number-of-voters": len(self.voters),
+            "testkit-pre-vote-rounds": self.elections["pre_vote_rounds"],
+            "testkit-pre-votes-lost": self.elections["pre_votes_lost"],
+            "testkit-candidacies": self.elections["candidacies"],
+        }
+
     # ================================================================== transitions
 
     def _election_timeout(self) -> int:
@@ -370,10 +415,38 @@ class RaftReplica:
 
     def _to_follower(self, epoch: int, leader: int, now: int) -> None:
         self._set(FOLLOWER, epoch, leader, None)
+        self._fetched_from_leader = False
         self._deadline = now + self.config.fetch_timeout_ms
 
+    def _stand(self, now: int) -> None:
+        """An election or fetch timeout ran out: pre-vote first (KIP-996) when it can matter."""
+        if self.config.pre_vote and self.majority > 1:
+            self._to_prospective(now)
+        else:
+            self._start_candidacy(now)
+
+    def _to_prospective(self, now: int) -> None:
+        # Same epoch, same leader and vote as before: nothing to persist (Kafka's ProspectiveState
+        # keeps them, and falls back to them when the pre-vote is lost).
+        self._set(PROSPECTIVE, self.epoch, self.leader_id, self.voted_id, persist=False)
+        self._granted, self._rejected = {self.id}, set()
+        self._deadline = now + self._election_timeout()
+        self.elections["pre_vote_rounds"] += 1
+
+    def _lose_pre_vote(self, now: int) -> None:
+        """Back to what the prospective was: the leader it followed, its vote, or unattached."""
+        self.elections["pre_votes_lost"] += 1
+        leader, voted = self.leader_id, self.voted_id
+        if leader is not None and leader != self.id:
+            self._to_follower(self.epoch, leader, now)
+            return
+        self._set(VOTED if voted is not None else UNATTACHED, self.epoch, None, voted,
+                  persist=False)
+        self._deadline = now + self._election_timeout()
+
     def _start_candidacy(self, now: int, new_epoch: bool = True) -> None:
-        self._retries = self._retries + 1 if self.role == CANDIDATE else 1
+        self.elections["candidacies"] += 1
+        self._retries = self._retries + 1 if self.role in (CANDIDATE, PROSPECTIVE) else 1
         epoch = self.epoch + 1 if new_epoch else self.epoch
         self._set(CANDIDATE, epoch, None, self.id)
         self._granted, self._rejected = {self.id}, set()
@@ -502,7 +575,7 @@ class RaftReplica:
     def _poll_candidate(self, now: int) -> int:
         if self._backoff_until is not None:
             if now >= self._backoff_until:
-                self._start_candidacy(now)
+                self._stand(now)
                 return now
             return self._backoff_until
         if now >= self._deadline:
@@ -516,10 +589,21 @@ class RaftReplica:
                     wake = min(wake, at)
         return wake
 
+    def _poll_prospective(self, now: int) -> int:
+        lost = len(self._rejected) > len(self.voters) - self.majority
+        if lost or now >= self._deadline:
+            self._lose_pre_vote(now)
+            return now
+        wake = self._deadline
+        for v in self.voters:
+            if v not in self._granted and v not in self._rejected:
+                wake = min(wake, self._send(v, self._pre_vote_request, now))
+        return wake
+
     def _poll_follower(self, now: int) -> int:
         if now >= self._deadline:
             if self.is_voter:
-                self._start_candidacy(now)
+                self._stand(now)
                 return now
             return self._send_any_voter(self._fetch_request, now)  # an observer looks around
         build = self._fetch_snapshot_request if self._download else self._fetch_request
@@ -529,13 +613,13 @@ class RaftReplica:
     def _poll_unattached(self, now: int) -> int:
         if self.is_voter:
             if now >= self._deadline:
-                self._start_candidacy(now)
+                self._stand(now)
                 return now
             return self._deadline
         return self._send_any_voter(self._fetch_request, now)
 
     def _poll_resigned(self, now: int) -> int:
-        if now >= self._deadline:
+        if now >= self._deadline:  # it led this epoch: no one else will, so no pre-vote
             self._start_candidacy(now)
             return now
         wake = self._deadline
@@ -657,8 +741,10 @@ class RaftReplica:
         p = rpc.vote_partition(req)
         if p is None:
             return self._respond(src, cid, M.VoteResponse(error_code=E.INVALID_REQUEST))
-        cand, cepoch = p.candidate_id, p.candidate_epoch
-        if p.last_offset < 0 or p.last_offset_epoch < 0 or p.last_offset_epoch >= cepoch:
+        cand, cepoch, pre_vote = p.candidate_id, p.candidate_epoch, p.pre_vote
+        # a candidate bumped its epoch past its log's; a prospective asks in its own epoch
+        if p.last_offset < 0 or p.last_offset_epoch < 0 or p.last_offset_epoch > cepoch or \
+                not pre_vote and p.last_offset_epoch == cepoch:
             error = E.INVALID_REQUEST
         else:
             error = self._voter_only_error(cand, cepoch, p.candidate_directory_id,
@@ -667,7 +753,14 @@ class RaftReplica:
         if error == E.NONE:
             if cepoch > self.epoch:
                 self._to_unattached(cepoch, now)
-            if self.role == UNATTACHED:
+            if pre_vote:
+                granted = self._grants_pre_vote(p)
+            elif self.role == PROSPECTIVE and cepoch == self.epoch and self.leader_id is None:
+                granted = self.voted_id == cand if self.voted_id is not None else \
+                    self._log_up_to_date(p)
+                if granted and self.voted_id is None:
+                    self._to_voted(cand, now)
+            elif self.role == UNATTACHED:
                 granted = (p.last_offset_epoch, p.last_offset) >= (self.log.last_epoch,
                                                                    self.log.end_offset)
                 if granted:
@@ -675,6 +768,18 @@ class RaftReplica:
             elif self.role == VOTED:
                 granted = self.voted_id == cand
         self._respond(src, cid, rpc.vote_response(error, self.epoch, self._leader_or_nil(), granted))
+
+    def _log_up_to_date(self, p: Any) -> bool:
+        return (p.last_offset_epoch, p.last_offset) >= (self.log.last_epoch, self.log.end_offset)
+
+    def _grants_pre_vote(self, p: Any) -> bool:
+        """KIP-996: grant when the log is up to date, unless this replica leads, has resigned,
+        or follows a leader it has fetched from in this epoch (the leader is alive)."""
+        if self.role in (LEADER, RESIGNED):
+            return False
+        if self.role == FOLLOWER and self._fetched_from_leader:
+            return False
+        return self._log_up_to_date(p)
 
     def _on_begin_epoch_request(self, src: int, cid: int, req: Any, now: int) -> None:
         if not self._cluster_ok(req.cluster_id):
@@ -869,6 +974,16 @@ class RaftReplica:
             handled = self._common(p.error_code, p.leader_id, p.leader_epoch, now)
             if handled is not None:
                 return handled
+        if self.role == PROSPECTIVE:
+            if p.error_code == E.NONE and p.vote_granted:
+                self._granted.add(src)
+                if len(self._granted) >= self.majority:
+                    self._start_candidacy(now)
+            elif p.error_code == E.NONE or not_voter:
+                self._rejected.add(src)  # the poll falls back once the pre-vote is lost
+            else:
+                return False
+            return True
         if self.role != CANDIDATE:
             return True
         if p.error_code == E.NONE and p.vote_granted:
@@ -952,6 +1067,7 @@ class RaftReplica:
                 hw = min(p.high_watermark, log.end_offset)
                 self.hw = max(self.hw, hw)
         self._deadline = now + self.config.fetch_timeout_ms
+        self._fetched_from_leader = True
         return True
 
     def _append_fetched(self, records: bytes) -> None:
@@ -1007,6 +1123,11 @@ class RaftReplica:
         return rpc.vote_request(self.cluster_id, self.epoch, self.id, self.dir, dst,
                                 self.voters[dst], self.log.last_epoch, self.log.end_offset)
 
+    def _pre_vote_request(self, dst: int) -> Any:
+        return rpc.vote_request(self.cluster_id, self.epoch, self.id, self.dir, dst,
+                                self.voters[dst], self.log.last_epoch, self.log.end_offset,
+                                pre_vote=True)
+
     def _begin_epoch_request(self, dst: int) -> Any:
         return rpc.begin_epoch_request(self.cluster_id, self.epoch, self.id, dst, self.voters[dst])
 
@@ -1060,4 +1181,5 @@ _POLLS = {
     UNATTACHED: RaftReplica._poll_unattached,
     VOTED: RaftReplica._poll_unattached,
     RESIGNED: RaftReplica._poll_resigned,
+    PROSPECTIVE: RaftReplica._poll_prospective,
 }

@@ -176,11 +176,12 @@ _DQ, _DS = M.DescribeQuorumRequest, M.DescribeQuorumResponse
 
 
 def vote_request(cluster_id: str, epoch: int, candidate_id: int, candidate_dir: Uuid,
-                 voter_id: int, voter_dir: Uuid, last_epoch: int, last_offset: int) -> Message:
+                 voter_id: int, voter_dir: Uuid, last_epoch: int, last_offset: int,
+                 pre_vote: bool = False) -> Message:
     part = _VQ.PartitionData(partition_index=PARTITION, candidate_epoch=epoch,
                              candidate_id=candidate_id, candidate_directory_id=candidate_dir,
                              voter_directory_id=voter_dir, last_offset_epoch=last_epoch,
-                             last_offset=last_offset)
+                             last_offset=last_offset, pre_vote=pre_vote)
     return _VQ(cluster_id=cluster_id, voter_id=voter_id,
                topics=(_VQ.TopicData(topic_name=TOPIC, partitions=(part,)),))
 

@@ -17,7 +17,7 @@ from kraft_testkit.protocol.codegen import Message
 from kraft_testkit.protocol.errors import DecodeError
 from kraft_testkit.protocol.frames import decode_control, encode_control
 from kraft_testkit.protocol.records import RecordBatch, encode_batch, iter_batches
-from kraft_testkit.raft.errors import LogError
+from kraft_testkit.raft.errors import CorruptFile
 
 SUFFIX = ".checkpoint"
 _NAME = re.compile(r"^(\d{20})-(\d{10})\.checkpoint$")
@@ -91,32 +91,33 @@ def encode_snapshot(end_offset: int, epoch: int, values: Iterable[bytes],
     return Snapshot(end_offset, epoch, timestamp_ms, tuple(data_batches), data)
 
 
-def decode_snapshot(end_offset: int, epoch: int, data: bytes) -> Snapshot:
-    """Parse a snapshot file; LogError unless it has a header first and a footer last."""
+def decode_snapshot(end_offset: int, epoch: int, data: bytes, *, path: str | None = None) -> Snapshot:
+    """Parse a snapshot file; :class:`CorruptFile` (naming ``path`` and the byte offset) unless
+    every batch is whole and valid, with a header first and a footer last."""
+    path = path or file_name(end_offset, epoch)
     try:
         batches = [b for _, b in iter_batches(bytes(data))]
     except DecodeError as e:
-        raise LogError(f"snapshot {file_name(end_offset, epoch)} is corrupt: {e}") from None
+        raise CorruptFile(path, f"snapshot is corrupt: {e.reason}", offset=e.offset) from None
     if len(batches) < 2:
-        raise LogError(f"snapshot {file_name(end_offset, epoch)} lacks its header or footer")
-    header = _control(batches[0], _HEADER_TYPE, "header", end_offset, epoch)
-    _control(batches[-1], _FOOTER_TYPE, "footer", end_offset, epoch)
+        raise CorruptFile(path, "snapshot lacks its header or footer", offset=len(data))
+    header = _control(batches[0], _HEADER_TYPE, "header", path)
+    _control(batches[-1], _FOOTER_TYPE, "footer", path)
     data_batches = tuple(b for b in batches[1:-1] if not b.is_control)
     return Snapshot(end_offset, epoch, header.last_contained_log_timestamp, data_batches,
                     bytes(data))
 
 
-def _control(batch: RecordBatch, ctype: int, what: str, end_offset: int, epoch: int) -> Message:
-    name = file_name(end_offset, epoch)
+def _control(batch: RecordBatch, ctype: int, what: str, path: str) -> Message:
     if not batch.is_control or not batch.records:
-        raise LogError(f"snapshot {name}: expected its {what} (a control batch) at offset "
-                       f"{batch.base_offset}")
+        raise CorruptFile(path, f"expected the snapshot's {what} (a control batch) at log "
+                                f"offset {batch.base_offset}")
     r = batch.records[0]
     try:
         record = decode_control(r.key, r.value)
     except DecodeError as e:
-        raise LogError(f"snapshot {name}: {e}") from None
+        raise CorruptFile(path, f"snapshot {what}: {e.reason}") from None
     if record.control_type != ctype:
-        raise LogError(f"snapshot {name}: expected control type {ctype}, "
-                       f"found {record.type_name}")
+        raise CorruptFile(path, f"expected the snapshot's {what} (control type {ctype}), "
+                                f"found {record.type_name}")
     return record.message

@@ -15,7 +15,12 @@ from dataclasses import dataclass
 
 from kraft_testkit.protocol import messages as M
 from kraft_testkit.protocol.uuid import Uuid
-from kraft_testkit.raft.errors import LogError
+from kraft_testkit.raft.errors import CorruptFile
+from kraft_testkit.storage.meta_properties import (
+    MetaProperties,
+    meta_properties_from,
+    parse_properties,
+)
 
 META_PROPERTIES = "meta.properties"
 PARTITION_METADATA = "__cluster_metadata-0/partition.metadata"
@@ -40,17 +45,26 @@ def encode_quorum_state(state: ElectionState, voters: Iterable[int]) -> bytes:
     return json.dumps(obj, separators=(",", ":")).encode()
 
 
-def decode_quorum_state(raw: bytes) -> ElectionState:
-    """Read a quorum-state file (data_version 0 or 1)."""
+def decode_quorum_state(raw: bytes, path: str = "quorum-state") -> ElectionState:
+    """Read a quorum-state file (data_version 0 or 1); :class:`CorruptFile` names ``path`` and
+    the problem when it is not Kafka's QuorumStateData (Kafka refuses to start on such a file)."""
     try:
         obj = json.loads(raw)
-        version = obj.get("data_version", 0)
-        if version not in (0, 1):
-            raise LogError(f"quorum-state data_version {version} is unknown (0 and 1 are)")
-        state = ElectionState(int(obj.get("leaderEpoch", 0)), int(obj.get("leaderId", -1)),
-                              int(obj.get("votedId", -1)))
-    except (ValueError, TypeError, AttributeError) as e:
-        raise LogError(f"quorum-state is not valid JSON of Kafka's QuorumStateData: {e}") from None
+    except (ValueError, RecursionError) as e:  # UnicodeDecodeError is a ValueError
+        raise CorruptFile(path, f"not valid JSON of Kafka's QuorumStateData: "
+                                f"{type(e).__name__}: {str(e)[:120]}") from None
+    if not isinstance(obj, dict):
+        raise CorruptFile(path, f"expected a JSON object, found {type(obj).__name__}")
+    version = obj.get("data_version", 0)
+    if type(version) is not int or version not in (0, 1):
+        raise CorruptFile(path, f"data_version {version!r} is unknown (0 and 1 are)")
+    fields = {}
+    for key, default in (("leaderEpoch", 0), ("leaderId", -1), ("votedId", -1)):
+        value = obj.get(key, default)
+        if type(value) is not int or not -(1 << 31) <= value < (1 << 31):
+            raise CorruptFile(path, f"{key} must be a 32-bit integer, found {value!r:.60}")
+        fields[key] = value
+    state = ElectionState(fields["leaderEpoch"], fields["leaderId"], fields["votedId"])
     if state.epoch < 0:
         return ElectionState()
     return state
@@ -61,13 +75,27 @@ def encode_meta_properties(node_id: int, cluster_id: str, directory_id: Uuid) ->
             f"version=1\ncluster.id={cluster_id}\n").encode()
 
 
-def decode_meta_properties(raw: bytes) -> dict[str, str]:
-    out = {}
-    for line in raw.decode("utf-8", "replace").splitlines():
-        if line and not line.startswith("#") and "=" in line:
-            key, _, value = line.partition("=")
-            out[key.strip()] = value.strip()
-    return out
+def read_meta_properties(raw: bytes, path: str = META_PROPERTIES, *,
+                         node_id: int | None = None,
+                         cluster_id: str | None = None) -> MetaProperties:
+    """Parse and check ``meta.properties`` as a Kafka node does before it starts.
+
+    The file's own checks (:mod:`kraft_testkit.storage.meta_properties`: version, ids, a
+    reserved directory id) raise its ``MetaPropertiesError``; a KRaft node also needs version 1,
+    and, when given, its own ``node_id`` and ``cluster_id``: :class:`CorruptFile` otherwise. All
+    are :class:`~kraft_testkit.errors.StorageError` naming the file.
+    """
+    props = meta_properties_from(parse_properties(raw.decode("utf-8", "replace")), path)
+    if props.version != 1:
+        raise CorruptFile(path, f"version is {props.version} (ZooKeeper era); KRaft log "
+                                f"directories have version=1")
+    if node_id is not None and props.node_id != node_id:
+        raise CorruptFile(path, f"stored node.id {props.node_id} does not match this node's id "
+                                f"{node_id} (a directory of another node?)")
+    if cluster_id is not None and props.cluster_id != cluster_id:
+        raise CorruptFile(path, f"cluster.id is {props.cluster_id!r}, but this cluster is "
+                                f"{cluster_id!r} (a directory of another cluster?)")
+    return props
 
 
 def encode_partition_metadata() -> bytes:

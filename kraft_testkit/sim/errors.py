@@ -44,6 +44,7 @@ class _Replayable(SimulationError):
 
     def __init__(self, headline: str, *, seed: int, now_ms: int, trace_tail: Sequence[str],
                  replay: str | None = None):
+        self.headline = headline
         self.seed = seed
         self.now_ms = now_ms
         self.trace_tail = list(trace_tail)
@@ -53,6 +54,13 @@ class _Replayable(SimulationError):
             f"replay with {self.replay}\n"
             f"last events:\n{_format_tail(self.trace_tail)}"
         )
+
+
+    @property
+    def summary(self) -> str:
+        """One line: what did not happen, the seed, and how to replay it (no trace tail)."""
+        return (f"{type(self).__name__}: {self.headline} (seed={self.seed}, "
+                f"now={self.now_ms} ms); replay with {self.replay}")
 
 
 class NoProgress(_Replayable):

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from enum import Enum
 
+from kraft_testkit.errors import StorageError
 from kraft_testkit.sim.disk import Disk
 from kraft_testkit.sim.errors import EffectsError, InvalidArgument, NodeStateError
 from kraft_testkit.sim.network import Network, Packet
@@ -36,6 +37,7 @@ class ProcessState(Enum):
     PAUSED = "paused"  # alive but frozen: nothing runs until resumed
     STOPPED = "stopped"  # shut down gracefully: everything was synced
     KILLED = "killed"  # crashed: unsynced writes are gone
+    FAILED = "failed"  # refused to start: its files are damaged (``Process.failure`` says how)
 
 
 def _describe_op(op: DiskOp) -> str:
@@ -54,6 +56,7 @@ class Process:
 
     __slots__ = (
         "_crash_rng",
+        "_crash_in_writes",
         "_factory",
         "_inbox",
         "_network",
@@ -67,6 +70,7 @@ class Process:
         "_timer_overdue",
         "_trace",
         "disk",
+        "failure",
         "incarnation",
         "machine",
         "node_id",
@@ -93,6 +97,7 @@ class Process:
         self.up = False
         self.incarnation = 0
         self.machine: StateMachine | None = None
+        self.failure: StorageError | None = None  # why the last start failed, if it did
         self.disk = disk
         self._factory = factory
         self._sched = scheduler
@@ -100,6 +105,7 @@ class Process:
         self._trace = trace
         self._rng = rng.child("node")
         self._crash_rng = rng.child("crash")
+        self._crash_in_writes: tuple[int, float] | None = None
         self._skew_ms = 0
         self._timer: Handle | None = None
         self._timer_node_ms: int | None = None
@@ -144,7 +150,17 @@ class Process:
         self._trace.record(
             self._sched.now_ms, "start", self.node_id, None, f"incarnation {self.incarnation}"
         )
-        machine = self._factory(context)
+        try:
+            machine = self._factory(context)
+        except StorageError as e:
+            # As a Kafka node that cannot read its metadata log directory: it does not come up,
+            # and the rest of the cluster goes on without it.
+            root = getattr(self.disk, "root", None)
+            self.failure = e.located(str(root)) if root is not None else e
+            self.state = ProcessState.FAILED
+            self._trace.record(self._sched.now_ms, "fail", self.node_id, None, str(e))
+            return
+        self.failure = None
         for method in ("on_start", "on_message", "on_timer"):
             if not callable(getattr(machine, method, None)):
                 raise EffectsError(
@@ -166,6 +182,16 @@ class Process:
         self._require_up("kill")
         self._go_down(ProcessState.KILLED)
         self.disk.crash(self._crash_rng, torn_tail_probability)
+
+    def crash_in_writes(self, ops: int, torn_tail_probability: float) -> None:
+        """Arm a crash in the middle of a write: the node dies after ``ops`` more disk
+        operations (0: before the next one), before the rest of that step is written or synced
+        and before anything it meant to send leaves: a kill inside a snapshot or a segment
+        roll."""
+        self._require_up("crash")
+        if type(ops) is not int or ops < 0:
+            raise InvalidArgument(f"ops must be an int >= 0, got {ops!r}")
+        self._crash_in_writes = (ops, torn_tail_probability)
 
     def pause(self) -> None:
         """Freeze the process: messages queue at its door, its timer fires only once resumed."""
@@ -201,11 +227,35 @@ class Process:
         self.disk.wipe()
         self._trace.record(self._sched.now_ms, "wipe", self.node_id)
 
+    def damage(self, file: str, offset: int, xor: int = 0xFF) -> None:
+        """Flip bits of one byte of a file on the down node's disk (bit rot, a bad sector)."""
+        if self.up:
+            raise NodeStateError(
+                f"cannot damage node {self.node_id}'s disk while it is {self.state.value}: stop or kill it first"
+            )
+        files = self.disk.view()
+        if file not in files:
+            raise InvalidArgument(
+                f"node {self.node_id} has no file {file!r}; it has: {', '.join(sorted(files)) or 'none'}"
+            )
+        data = bytearray(files[file])
+        if type(offset) is not int or not 0 <= offset < len(data):
+            raise InvalidArgument(
+                f"offset must be an int in [0, {len(data)}) for {file!r} ({len(data)} bytes), got {offset!r}"
+            )
+        if type(xor) is not int or not 1 <= xor <= 0xFF:
+            raise InvalidArgument(f"xor must be an int in [1, 255], got {xor!r}")
+        data[offset] ^= xor
+        self.disk.apply(Replace(file, bytes(data)))
+        self.disk.sync()
+        self._trace.record(self._sched.now_ms, "damage", self.node_id, None, f"{file} @{offset}")
+
     def _require_up(self, action: str) -> None:
         if not self.up:
             raise NodeStateError(f"cannot {action} node {self.node_id}: it is {self.state.value}")
 
     def _go_down(self, state: ProcessState) -> None:
+        self._crash_in_writes = None
         if self._timer is not None:
             Scheduler.cancel(self._timer)
         self._timer = None
@@ -281,6 +331,19 @@ class Process:
                 f"node {self.node_id} returned {type(effects).__name__}; node methods return Effects or None"
             )
         node_id = self.node_id
+        if self._crash_in_writes is not None and effects.writes:
+            left, torn = self._crash_in_writes
+            if left < len(effects.writes):
+                for op in effects.writes[:left]:
+                    self.disk.apply(op)
+                self._crash_in_writes = None
+                self._trace.record(self._sched.now_ms, "disk", node_id, None,
+                                   ", ".join(map(_describe_op, effects.writes[:left])) +
+                                   f" (crash after {left} of {len(effects.writes)} writes)")
+                self._go_down(ProcessState.KILLED)
+                self.disk.crash(self._crash_rng, torn)
+                return
+            self._crash_in_writes = (left - len(effects.writes), torn)
         if effects.writes or effects.sync:
             disk = self.disk
             for op in effects.writes:

@@ -127,7 +127,9 @@ class Simulation:
     # ---- faults and lifecycle (take effect now) ----------------------------------------------
 
     def start(self, node_id: int) -> None:
-        """Start a node that is new, stopped or killed: a fresh state machine over its disk."""
+        """Start a node that is new, stopped, killed or failed: a fresh state machine over its
+        disk. A node whose files are damaged does not come up: it is left ``failed`` with the
+        :class:`~kraft_testkit.errors.StorageError` in ``process.failure``."""
         self.process(node_id).start()
         self._after_action()
 
@@ -144,6 +146,14 @@ class Simulation:
             else check_probability("torn_tail_probability", torn_tail_probability)
         )
         self.process(node_id).kill(p)
+        self._after_action()
+
+    def crash_in_writes(self, node_id: int, ops: int,
+                        torn_tail_probability: float | None = None) -> None:
+        """The node crashes after ``ops`` more disk operations, in the middle of a step."""
+        p = (self.torn_tail_probability if torn_tail_probability is None
+             else check_probability("torn_tail_probability", torn_tail_probability))
+        self.process(node_id).crash_in_writes(ops, p)
         self._after_action()
 
     def restart(self, node_id: int, *, graceful: bool = False) -> None:
@@ -168,6 +178,11 @@ class Simulation:
     def wipe(self, node_id: int) -> None:
         """Give a down node an empty disk."""
         self.process(node_id).wipe()
+        self._after_action()
+
+    def damage(self, node_id: int, file: str, offset: int, xor: int = 0xFF) -> None:
+        """Flip bits of one byte of a file on a down node's disk."""
+        self.process(node_id).damage(file, offset, xor)
         self._after_action()
 
     def set_skew(self, node_id: int, skew_ms: int) -> None:

@@ -23,24 +23,21 @@ def at_least(low: int):
     return parse
 
 
-def _dump_log(args: argparse.Namespace) -> int:
-    from .dump_log import dump_file
+def _has_module(name: str) -> bool:
+    """Whether ``name`` can be imported (checked before a long run that would need it)."""
+    import importlib.util
 
-    status = 0
-    for path in args.paths:
-        try:
-            dump_file(path, sys.stdout, decode=args.cluster_metadata_decoder,
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):  # a module set to None in sys.modules, or no spec
+        return False
+
+
+def _dump_log(args: argparse.Namespace) -> int:
+    from .dump_log import dump_paths
+
+    return dump_paths(args.paths, sys.stdout, sys.stderr, decode=args.cluster_metadata_decoder,
                       skip_record_metadata=args.skip_record_metadata, prerelease=args.prerelease)
-        except KraftError as e:
-            sys.stdout.flush()
-            print(f"kraft-testkit dump-log: {path}: {e}", file=sys.stderr)
-            status = 1
-        except BrokenPipeError:
-            raise
-        except OSError as e:
-            print(f"kraft-testkit dump-log: {path}: {e.strerror or e}", file=sys.stderr)
-            status = 1
-    return status
 
 
 def _demo(args: argparse.Namespace) -> int:
@@ -48,13 +45,19 @@ def _demo(args: argparse.Namespace) -> int:
 
     from .demo import run_demo
 
+    if args.plot is not None and not _has_module("matplotlib"):
+        print("kraft-testkit demo: --plot needs matplotlib, which is not installed; install it "
+              "with: pip install 'kraft-testkit[plot]' (or pip install matplotlib)",
+              file=sys.stderr)
+        return 2
     seed = args.seed
     if seed is None:
         import secrets
 
         seed = secrets.randbelow(10_000)  # before the simulation starts; printed for replay
     run_demo(seed, Console(), controllers=args.controllers, brokers=args.brokers,
-             verbose=args.verbose, plot=args.plot)
+             verbose=args.verbose, plot=args.plot, html=args.html,
+             broker_self_fencing=args.broker_self_fencing)
     return 0
 
 
@@ -79,6 +82,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--plot", metavar="PNG", default=None,
                    help="also draw broker states and the active controller over time to PNG "
                         "(needs matplotlib: pip install 'kraft-testkit[plot]')")
+    p.add_argument("--broker-self-fencing", action="store_true",
+                   help="KIP-343 as the seed document proposed it (not released Kafka): the "
+                        "isolated broker fences itself too")
+    p.add_argument("--html", metavar="FILE", default=None,
+                   help="also write a self-contained HTML swim-lane timeline of the drill "
+                        "(nodes, roles, states, faults, committed records) to FILE")
     p.set_defaults(func=_demo)
 
     p = sub.add_parser("dump-log", help="print a metadata log segment or snapshot file",
@@ -95,6 +104,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     from .simulate import add_parser as add_simulate
     add_simulate(sub)
+    from .operator_cli import add_parsers as add_operator_tools  # storage, cluster, shell
+    add_operator_tools(sub)
     from .serve import add_parser as add_serve
     add_serve(sub)
     return parser
@@ -104,6 +115,11 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
+    except KraftError as e:  # expected failures: one line (seed and replay when there is one)
+        sys.stdout.flush()
+        print(f"kraft-testkit {args.command}: "
+              f"{getattr(e, 'summary', None) or str(e).splitlines()[0]}", file=sys.stderr)
+        return 1
     except BrokenPipeError:
         return 0
     except KeyboardInterrupt:

@@ -1,4 +1,4 @@
-"""``kraft-testkit demo``: a scripted incident drill on a 3 + 3 cluster, printed as a timeline.
+"""``kraft-testkit demo``: a scripted incident drill on an in-process cluster, printed as a timeline.
 
 The timeline merges three real sources, all stamped with virtual time: the steps the drill
 performs, what the brokers log about themselves, and every record committed to the metadata log
@@ -76,15 +76,20 @@ def _chatter(text: str) -> bool:
 
 
 def run_demo(seed: int, console: Console | None = None, *, controllers: int = 3,
-             brokers: int = 3, verbose: bool = False, plot: str | None = None) -> dict[str, Any]:
+             brokers: int = 3, verbose: bool = False, plot: str | None = None,
+             html: str | None = None, broker_self_fencing: bool = False) -> dict[str, Any]:
     """Run the drill and print it; returns figures (wall ms, virtual ms, digest) for tests.
 
     ``plot``: also draw the run (broker states, active controller, drill steps) to this PNG.
+    ``html``: also write the run as a swim-lane HTML timeline (:mod:`.timeline_html`).
+    ``broker_self_fencing``: the seed document's KIP-343 proposal instead of released Kafka (the
+    isolated broker then fences itself too).
     """
     console = console or Console()
     started = time.perf_counter()
     tl = Timeline()
-    c = Cluster(controllers, brokers, seed=seed, boot=False)
+    c = Cluster(controllers, brokers, seed=seed, boot=False,
+                broker_self_fencing=broker_self_fencing)
     recorder = None
     if plot is not None:
         from .timeline_plot import StateRecorder
@@ -112,17 +117,31 @@ def run_demo(seed: int, console: Console | None = None, *, controllers: int = 3,
     old = c.active_controller
     tl.add(c.now_ms, "drill", f"KILL active controller {old.id}")
     c.faults.kill(old)
-    c.run_until(lambda c: c.active_controller not in (None, old), timeout_ms=15_000)
-    tl.add(c.now_ms, "drill", f"new active controller {c.active_controller.id}")
-    c.faults.start(old)
+    if controllers - 1 >= controllers // 2 + 1:  # the others still form a majority
+        c.run_until(lambda c: c.active_controller not in (None, old), timeout_ms=15_000)
+        tl.add(c.now_ms, "drill", f"new active controller {c.active_controller.id}")
+        c.faults.start(old)
+    else:  # 1 or 2 controllers: no majority is left until the dead one comes back
+        c.run_for(3_000)
+        tl.add(c.now_ms, "drill", f"no active controller: {controllers - 1} of {controllers} "
+                                  f"voters cannot elect one; RESTART controller {old.id}")
+        c.faults.start(old)
+        c.run_until(lambda c: c.active_controller is not None, timeout_ms=15_000)
+        tl.add(c.now_ms, "drill", f"quorum restored: active controller {c.active_controller.id}")
 
     victim = c.brokers[1 % brokers]
     tl.add(c.now_ms, "drill", f"ISOLATE broker {victim.id} from everyone")
     c.network.isolate(victim.id)
     c.run_until(lambda c: c.broker_state(victim).fenced, timeout_ms=30_000)
     tl.add(c.now_ms, "drill", f"broker {victim.id} fenced by the controller (lease expired)")
-    c.run_until(lambda c: c.broker_state(victim).self_fenced, timeout_ms=30_000)
-    tl.add(c.now_ms, "drill", f"broker {victim.id} fenced itself (KIP-343)")
+    if broker_self_fencing:
+        c.run_until(lambda c: c.broker_state(victim).self_fenced, timeout_ms=30_000)
+        tl.add(c.now_ms, "drill", f"broker {victim.id} fenced itself (KIP-343, opt-in)")
+    else:
+        c.run_for(10_000)
+        serving = "still serving" if c.broker(victim).logic.serving else "not serving"
+        tl.add(c.now_ms, "drill", f"broker {victim.id} is {serving}: cut off, it has not "
+                                  f"heard that it was fenced (released Kafka)")
     c.network.heal()
     tl.add(c.now_ms, "drill", "HEAL the network")
     c.run_until(lambda c: not c.broker_state(victim).fenced and
@@ -191,6 +210,12 @@ def run_demo(seed: int, console: Console | None = None, *, controllers: int = 3,
         steps = [(at, text) for at, _, source, text in sorted(tl.events) if source == "drill"]
         plot_timeline(recorder, plot, steps=steps, title=f"kraft-testkit demo, seed {seed}")
         console.print(f"timeline picture: {plot}")
+    if html is not None:
+        from .timeline_html import write_timeline
+
+        steps = [(at, text) for at, _, source, text in sorted(tl.events) if source == "drill"]
+        write_timeline(c, html, steps=steps, title=f"kraft-testkit demo, seed {seed}")
+        console.print(f"timeline page: {html}")
     console.print(f"{c.now_ms / 1000:.1f} virtual seconds in {wall_ms:.0f} ms of wall time "
                   f"({c.now_ms / max(wall_ms, 1e-6):.0f}x); trace digest {digest[:16]}")
     return {"wall_ms": wall_ms, "virtual_ms": c.now_ms, "digest": digest, "cluster": c,

@@ -5,8 +5,11 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Iterable
 from typing import TextIO
 
+from ..errors import KraftError
+from ..protocol.errors import DecodeError
 from ..protocol.frames import ControlRecord, MetadataRecord
 from ..protocol.log import LogBatch, decode_batch_records, iter_log
 
@@ -60,25 +63,87 @@ def dump_file(path: str, out: TextIO, *, decode: bool, skip_record_metadata: boo
         out.write(f"Log starting offset: {int(m.group(1))}\n")
     with open(path, "rb") as f:
         data = f.read()
+    if not data:
+        raise DumpLogError("empty file (0 bytes): no record batch at byte position 0")
     count = 0
-    for b in iter_log(data, decode=False):
-        out.write(batch_line(b) + "\n")  # before its records, so an error shows its batch
-        records = decode_batch_records(b.batch, prerelease=prerelease, position=b.position) \
-            if decode else ()
-        for r in records:
-            line = "|"
-            if not skip_record_metadata:
-                rec = r.record
-                line += (f" offset: {r.offset} {b.batch.timestamp_type}: {r.timestamp} "
-                         f"keySize: {-1 if rec.key is None else len(rec.key)} "
-                         f"valueSize: {-1 if rec.value is None else len(rec.value)} "
-                         f"sequence: {_sequence(b, rec.offset_delta)} "
-                         f"headerKeys: [{','.join(h.key for h in rec.headers)}]")
-            line += payload_text(r.payload)
-            out.write(line + "\n")
-            count += 1
-        if not decode:
-            count += len(b.batch.records)
+    next_offset, position = None, 0
+    try:
+        for b in iter_log(data, decode=False):
+            count += _dump_batch(b, out, decode=decode, prerelease=prerelease,
+                                 skip_record_metadata=skip_record_metadata)
+            next_offset, position = b.batch.last_offset + 1, b.position + b.size
+    except DecodeError as e:
+        if getattr(e, "log_offset", None) is None and e.offset is not None:
+            where = (f"the batch at byte position {position}" +
+                     (f", after log offset {next_offset - 1}" if next_offset is not None else
+                      ", the file's first batch"))
+            raise DumpLogError(f"{e} in {where}") from None
+        raise
+    return count
+
+
+class DumpLogError(KraftError):
+    """A file dump-log cannot print: empty, or not record batches from its first byte."""
+
+
+def dump_paths(paths: Iterable[str], out: TextIO, err: TextIO, *, decode: bool = False,
+               skip_record_metadata: bool = False, prerelease: bool = False) -> int:
+    """Dump every path in turn (segments, snapshots, ``.index`` and ``.timeindex`` files).
+
+    A missing, empty or damaged file, or an index that does not match its segment, gets one
+    line on ``err`` naming the file and where it broke, and the next path is dumped all the same.
+
+    Returns the exit status: 0 when every file dumped cleanly, else 1.
+    """
+    from .dump_index import dump_index, is_index_file
+
+    status = 0
+    for path in paths:
+        try:
+            if is_index_file(path):
+                mismatches = dump_index(path, out)
+                if mismatches:
+                    out.flush()
+                    what = "entry does" if len(mismatches) == 1 else "entries do"
+                    err.write(f"kraft-testkit dump-log: {path}: {len(mismatches)} index {what} "
+                              f"not match the segment (see 'Mismatches in' above)\n")
+                    status = 1
+                continue
+            dump_file(path, out, decode=decode, skip_record_metadata=skip_record_metadata,
+                      prerelease=prerelease)
+        except KraftError as e:
+            out.flush()
+            err.write(f"kraft-testkit dump-log: {path}: {e}\n")
+            status = 1
+        except BrokenPipeError:
+            raise
+        except OSError as e:
+            out.flush()
+            err.write(f"kraft-testkit dump-log: {path}: {e.strerror or e}\n")
+            status = 1
+    return status
+
+
+def _dump_batch(b: LogBatch, out: TextIO, *, decode: bool, prerelease: bool,
+                skip_record_metadata: bool) -> int:
+    count = 0
+    out.write(batch_line(b) + "\n")  # before its records, so an error shows its batch
+    records = decode_batch_records(b.batch, prerelease=prerelease, position=b.position) \
+        if decode else ()
+    for r in records:
+        line = "|"
+        if not skip_record_metadata:
+            rec = r.record
+            line += (f" offset: {r.offset} {b.batch.timestamp_type}: {r.timestamp} "
+                     f"keySize: {-1 if rec.key is None else len(rec.key)} "
+                     f"valueSize: {-1 if rec.value is None else len(rec.value)} "
+                     f"sequence: {_sequence(b, rec.offset_delta)} "
+                     f"headerKeys: [{','.join(h.key for h in rec.headers)}]")
+        line += payload_text(r.payload)
+        out.write(line + "\n")
+        count += 1
+    if not decode:
+        count += len(b.batch.records)
     return count
 
 

@@ -57,6 +57,15 @@ class StateRecorder:
         return "DOWN" if name == "NOT_RUNNING" else name
 
 
+def controller_legend(recorder: StateRecorder) -> list[tuple[str, str]]:
+    """``(label, colour)`` of each controller that was active at some point of the run: a
+    controller that never led gets no legend entry."""
+    ids = recorder.cluster.controller_ids
+    active = {a for _, _, a in recorder.samples if a is not None}
+    return [(f"controller {cid} active", CONTROLLER_COLOURS[i % len(CONTROLLER_COLOURS)])
+            for i, cid in enumerate(ids) if cid in active]
+
+
 def plot_timeline(recorder: StateRecorder, path: str, *, steps: list[tuple[int, str]] = (),
                   title: str = "") -> str:
     """Draw the recorded run to ``path`` (PNG); ``steps`` are (virtual ms, label) markers."""
@@ -103,8 +112,7 @@ def plot_timeline(recorder: StateRecorder, path: str, *, steps: list[tuple[int, 
     ax.set_xlim(0, end / 1000)
     ax.set_xlabel("virtual time (s)")
     legend = [Patch(color=col, label=state.lower()) for state, col in STATE_COLOURS.items()]
-    legend += [Patch(color=CONTROLLER_COLOURS[i % len(CONTROLLER_COLOURS)],
-                     label=f"controller {cid} active") for i, cid in enumerate(c.controller_ids)]
+    legend += [Patch(color=colour, label=label) for label, colour in controller_legend(recorder)]
     ax.legend(handles=legend, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
     if title:
         ax.set_title(title, fontsize=10)

@@ -12,7 +12,10 @@ import zlib
 import pytest
 
 STORAGES = ("memory", "tmpdir")
-pytest_plugins = ["pytest_kraft.gateway"]  # kraft_bootstrap (real clients over loopback)
+pytest_plugins = [
+    "pytest_kraft.faces",    # async, Faker, real-Kafka and HTML-timeline faces
+    "pytest_kraft.gateway",  # kraft_bootstrap (real clients over loopback)
+]
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -24,7 +27,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="where simulated nodes keep their logs: memory, or Kafka's on-disk "
                          "layout under a tmp dir")
     group.addoption("--kraft-trace", action="store_true",
-                    help="print the tail of the event trace for failing tests")
+                    help="for every failing test, print the last 40 simulator events (instead "
+                         "of 12) in its 'kraft_testkit' report section, with the seed and "
+                         "replay line")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -32,7 +37,7 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers",
         "kraft(controllers=3, brokers=3, seed=None, storage=None, configs={...}, racks=None, "
         "metadata_version=19, combined=False, wire=True, invariants=True, seed_defaults=False, "
-        "boot=True): shape of the kraft_cluster / controller_quorum / broker_fleet fixtures "
+        "broker_self_fencing=False, boot=True): shape of the kraft_cluster / controller_quorum / broker_fleet fixtures "
         "(Kafka settings by name go in configs)")
 
 
@@ -60,23 +65,40 @@ def kraft_seed(request: pytest.FixtureRequest) -> int:
 # ------------------------------------------------------------- cluster fixtures
 
 _CLUSTER_KEYS = {"controllers", "brokers", "seed", "storage", "configs", "racks",
-                 "metadata_version", "wire", "invariants", "seed_defaults", "boot", "combined"}
+                 "metadata_version", "wire", "invariants", "seed_defaults", "boot", "combined",
+                 "broker_self_fencing", "names"}
+
+
+def _marker_kwargs(request: pytest.FixtureRequest) -> dict:
+    """The ``kraft`` marker's arguments, checked: a misspelled name fails the test with the
+    allowed names, whichever kraft fixture the test uses."""
+    marker = request.node.get_closest_marker("kraft")
+    if marker is None:
+        return {}
+    if marker.args:
+        raise pytest.UsageError(
+            f"@pytest.mark.kraft takes keyword arguments only (e.g. controllers=3, "
+            f"brokers=5), got positional {marker.args!r}")
+    unknown = set(marker.kwargs) - _CLUSTER_KEYS
+    if unknown:
+        raise pytest.UsageError(
+            f"@pytest.mark.kraft got unknown argument(s) {sorted(unknown)}; "
+            f"allowed: {sorted(_CLUSTER_KEYS)} (Kafka settings go in configs={{...}})")
+    return dict(marker.kwargs)
+
+
+def _remember(request: pytest.FixtureRequest, cluster) -> None:
+    """Every cluster of a test goes into its failure report (seed and replay line each)."""
+    request.node._kraft_cluster = cluster
+    clusters = getattr(request.node, "_kraft_clusters", [])
+    if all(c is not cluster for c in clusters):
+        clusters.append(cluster)
+    request.node._kraft_clusters = clusters
 
 
 def _cluster_kwargs(request: pytest.FixtureRequest, seed: int, **defaults: object) -> dict:
-    marker = request.node.get_closest_marker("kraft")
     kwargs: dict = dict(defaults)
-    if marker is not None:
-        if marker.args:
-            raise pytest.UsageError(
-                f"@pytest.mark.kraft takes keyword arguments only (e.g. controllers=3, "
-                f"brokers=5), got positional {marker.args!r}")
-        unknown = set(marker.kwargs) - _CLUSTER_KEYS
-        if unknown:
-            raise pytest.UsageError(
-                f"@pytest.mark.kraft got unknown argument(s) {sorted(unknown)}; "
-                f"allowed: {sorted(_CLUSTER_KEYS)} (Kafka settings go in configs={{...}})")
-        kwargs.update(marker.kwargs)
+    kwargs.update(_marker_kwargs(request))
     kwargs["seed"] = seed
     kwargs.setdefault("storage", request.config.getoption("--kraft-storage"))
     if kwargs["storage"] == "tmpdir":
@@ -91,26 +113,34 @@ def kraft_cluster(request: pytest.FixtureRequest, kraft_seed: int):
     from kraft_testkit.cluster import Cluster
 
     cluster = Cluster(**_cluster_kwargs(request, kraft_seed))
-    request.node._kraft_cluster = cluster  # for the failure report
+    _remember(request, cluster)  # for the failure report
     yield cluster
 
 
 @pytest.fixture
 def controller_quorum(request: pytest.FixtureRequest, kraft_seed: int):
-    """Controllers only (``@pytest.mark.kraft(controllers=5)``), with an active controller."""
+    """Controllers only (``@pytest.mark.kraft(controllers=5)``), with an active controller.
+
+    A test that also asks for ``kraft_cluster`` or ``broker_fleet`` gets that same cluster
+    (brokers included): the fixtures are views of one cluster.
+    """
+    if "kraft_cluster" in request.fixturenames or "broker_fleet" in request.fixturenames:
+        yield request.getfixturevalue("kraft_cluster")
+        return
     from kraft_testkit.cluster import Cluster
 
     kwargs = _cluster_kwargs(request, kraft_seed)
     kwargs["brokers"] = 0
     cluster = Cluster(**kwargs)
     cluster.run_until(lambda c: c.active_controller is not None, timeout_ms=30_000)
-    request.node._kraft_cluster = cluster
+    _remember(request, cluster)
     yield cluster
 
 
 @pytest.fixture
 def broker_fleet(kraft_cluster):
-    """The brokers of ``kraft_cluster`` (node handles)."""
+    """The brokers of ``kraft_cluster`` (node handles; the same cluster as ``kraft_cluster``
+    and ``controller_quorum`` when the test asks for those too)."""
     return kraft_cluster.brokers
 
 
@@ -160,7 +190,8 @@ def kraft_faults(request: pytest.FixtureRequest):
 @pytest.fixture
 def kraft_cluster_factory(request: pytest.FixtureRequest, kraft_seed: int):
     """Build clusters inside a test: ``factory(**kwargs)`` takes Cluster's arguments; the seed
-    defaults to this test's ``kraft_seed`` and the storage to ``--kraft-storage``.
+    defaults to this test's ``kraft_seed``, the storage to ``--kraft-storage``, and the rest to
+    the ``kraft`` marker's arguments (a misspelled marker argument fails the test).
 
     With Hypothesis, draw the seed and suppress the function-scoped-fixture health check (the
     factory builds a fresh cluster per example, so sharing the fixture is safe)::
@@ -173,14 +204,19 @@ def kraft_cluster_factory(request: pytest.FixtureRequest, kraft_seed: int):
     from kraft_testkit.cluster import Cluster
 
     storage = request.config.getoption("--kraft-storage")
+    marked = _marker_kwargs(request)
     built = []
 
     def factory(**kwargs):
+        from kraft_testkit.cluster_args import check_cluster_arguments
+
+        kwargs = {**marked, **kwargs}
         kwargs.setdefault("seed", kraft_seed)
         kwargs.setdefault("storage", storage)
+        check_cluster_arguments(Cluster.__init__, (), kwargs, where="kraft_cluster_factory")
         cluster = Cluster(**kwargs)
         built.append(cluster)
-        request.node._kraft_cluster = cluster
+        _remember(request, cluster)
         return cluster
 
     yield factory
@@ -192,15 +228,13 @@ def kraft_cluster_factory(request: pytest.FixtureRequest, kraft_seed: int):
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     outcome = yield
     report = outcome.get_result()
-    cluster = getattr(item, "_kraft_cluster", None)
-    if cluster is None or report.when != "call" or not report.failed:
+    if report.when != "call" or not report.failed:
         return
-    base = _base_seed(item.config)
-    lines = [f"seed {cluster.seed} at virtual time {cluster.now_ms} ms",
-             f"replay: pytest '{item.nodeid}' --kraft-seed={base}"
-             + ("" if "kraft_cluster_factory" not in getattr(item, "fixturenames", ())
-                else f"  (clusters built by kraft_cluster_factory: pass seed={cluster.seed})")]
-    n = 40 if item.config.getoption("--kraft-trace") else 12
-    lines.append(f"last {n} events:")
-    lines += [f"  {e}" for e in cluster.trace.tail(n)]
-    report.sections.append(("kraft_testkit", "\n".join(lines)))
+    from .report import kraft_section, short_replayable_failure
+
+    short = short_replayable_failure(item, call)
+    if short is not None:
+        report.longrepr = short
+    section = kraft_section(item)
+    if section is not None:
+        report.sections.append(("kraft_testkit", section))

@@ -284,7 +284,7 @@ def test_fetch_errors_as_kafka_answers_them():
 
 
 def test_self_fenced_leader_refuses_fetches_and_changes_nothing():
-    cfg = config(broker_heartbeat_timeout_ms=20_000)
+    cfg = config(broker_heartbeat_timeout_ms=20_000, testkit_broker_self_fencing_enable=True)
     h = Harness(1, cfg=cfg)
     h.at(1000)
     h.to_running(leader_image())

@@ -271,11 +271,12 @@ def test_controlled_shutdown_times_out():
     assert "timed out waiting for the controller" in h.broker.shutdown_reason
 
 
-# ---------------------------------------------------------------- KIP-343
+# ---------------------------------------------------------------- KIP-343 (opt-in)
 
 
 def test_self_fencing_after_heartbeat_timeout_and_recovery():
-    cfg = config(broker_session_timeout_ms=9000, broker_heartbeat_timeout_ms=18000)
+    cfg = config(broker_session_timeout_ms=9000, broker_heartbeat_timeout_ms=18000,
+                 testkit_broker_self_fencing_enable=True)
     h = Harness(cfg=cfg)
     h.to_running(IMAGE)
     last_contact = h.now
@@ -305,7 +306,7 @@ def test_self_fencing_after_heartbeat_timeout_and_recovery():
 
 
 def test_error_answers_do_not_count_as_contact():
-    h = Harness(cfg=config(broker_heartbeat_timeout_ms=12_000))
+    h = Harness(cfg=config(broker_heartbeat_timeout_ms=12_000, testkit_broker_self_fencing_enable=True))
     h.to_running(IMAGE)
     start = h.now
     while h.now <= start + 12_000:
@@ -315,8 +316,21 @@ def test_error_answers_do_not_count_as_contact():
     assert h.broker.self_fenced
 
 
-def test_no_self_fencing_before_recovery():
+def test_released_kafka_never_fences_itself():
+    """The default, as released Kafka: cut off from the controller for a minute, the broker
+    keeps serving (it learns of fencing from the metadata log, not from a timeout)."""
     h = Harness()
+    h.to_running(IMAGE)
+    start = h.now
+    while h.now < start + 60_000:
+        h.outbox.clear()
+        h.at(h.timer)
+    assert not h.broker.self_fenced and h.broker.serving and h.broker.state is S.RUNNING
+    assert not any("self-fenced" in t for t in h.events())
+
+
+def test_no_self_fencing_before_recovery():
+    h = Harness(cfg=config(testkit_broker_self_fencing_enable=True))
     h.start()
     h.leader(CONTROLLER)
     h.register()

@@ -37,8 +37,10 @@ class ImagePush:
 class BrokerNode:
     """BrokerLogic with images arriving as ImagePush messages."""
 
+    cfg = CFG
+
     def __init__(self, ctx: NodeContext) -> None:
-        self.logic = BrokerLogic(ctx.node_id, CLUSTER, CFG, ctx.rng)
+        self.logic = BrokerLogic(ctx.node_id, CLUSTER, self.cfg, ctx.rng)
 
     def on_start(self, now_ms: int) -> Effects:
         self.logic.start(now_ms)
@@ -169,11 +171,15 @@ class ScriptedController:
         return Effects(sends=sends, timer_ms=timer_ms)
 
 
-def _world(seed: int) -> Simulation:
+class SelfFencingBrokerNode(BrokerNode):
+    cfg = config(testkit_broker_self_fencing_enable=True)
+
+
+def _world(seed: int, broker: type = BrokerNode) -> Simulation:
     sim = Simulation(seed, codec=rpc.RaftCodec())
     sim.add_node(CONTROLLER, ScriptedController)
     for b in BROKERS:
-        sim.add_node(b, BrokerNode)
+        sim.add_node(b, broker)
     return sim
 
 
@@ -213,8 +219,26 @@ def test_isr_shrinks_and_expands_when_a_follower_is_cut_from_its_leader():
     assert "orders-0: ISR [1, 2] -> [1, 2, 3] (" in texts
 
 
-def test_a_broker_cut_from_the_controller_fences_itself_and_comes_back():
+def test_released_kafka_a_broker_cut_from_the_controller_serves_on_until_told():
+    """Default (released Kafka): the controller fences the cut-off broker and moves it out of
+    the ISR; the broker itself keeps serving, as it has not heard of it; after the heal it learns
+    it was fenced, is unfenced again and rejoins the ISR."""
     sim = _world(seed=5)
+    sim.run_until(_all_running, timeout_ms=5_000)
+    sim.network.partition({2}, {CONTROLLER})
+    sim.run_until(lambda s: s.process(CONTROLLER).machine.image.cluster.broker(2).fenced,
+                  timeout_ms=30_000)
+    sim.run_for(30_000)
+    b2 = _broker(sim, 2)
+    assert b2.serving and not b2.self_fenced and b2.state is BrokerState.RUNNING
+    assert 2 not in _isr(sim)
+    sim.network.heal()
+    sim.run_until(lambda s: _isr(s) == (1, 3, 2), timeout_ms=20_000)
+
+
+def test_a_broker_cut_from_the_controller_fences_itself_and_comes_back():
+    """KIP-343, the seed document's proposal (opt-in)."""
+    sim = _world(seed=5, broker=SelfFencingBrokerNode)
     sim.run_until(_all_running, timeout_ms=5_000)
     sim.network.partition({2}, {CONTROLLER})
     sim.run_until(lambda s: _broker(s, 2).self_fenced, timeout_ms=30_000)

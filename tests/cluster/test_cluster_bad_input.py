@@ -27,7 +27,7 @@ from kraft_testkit.errors import ConfigError, KraftError
 ])
 def test_bad_values_name_the_key_and_the_allowed_values(configs, key, allowed):
     with pytest.raises(ConfigError) as e:
-        Cluster(configs=configs)
+        Cluster(configs=configs, broker_self_fencing=True)
     assert key in str(e.value) and allowed in str(e.value)
     assert isinstance(e.value, KraftError) and isinstance(e.value, ValueError)
 
@@ -52,7 +52,7 @@ def test_unknown_key_lists_the_known_ones():
 ])
 def test_inconsistent_timeouts(configs, words):
     with pytest.raises(ConfigError) as e:
-        Cluster(configs=configs)
+        Cluster(configs=configs, broker_self_fencing=True)
     assert all(w in str(e.value) for w in words)
 
 

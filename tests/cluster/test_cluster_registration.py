@@ -30,6 +30,7 @@ from cluster_scn_helpers import (
 )
 
 from kraft_testkit.cluster import Cluster
+from kraft_testkit.errors import ConfigError
 from kraft_testkit.protocol.uuid import Uuid
 from kraft_testkit.sim.errors import InvariantViolation
 
@@ -167,7 +168,7 @@ def test_isolated_broker_is_fenced_after_the_session_timeout(seed):
                                     "broker.heartbeat.interval.ms": 1_000}}),
 ])
 def test_session_timeout_follows_the_configuration(seed, session, heartbeat, kwargs):
-    c = Cluster(3, 3, seed=seed, **kwargs)
+    c = Cluster(3, 3, seed=seed, broker_self_fencing=True, **kwargs)
     b = seed % 3
     isolated_at = c.now_ms
     c.network.isolate(b)
@@ -184,7 +185,7 @@ def test_session_timeout_follows_the_configuration(seed, session, heartbeat, kwa
 def test_broker_cut_off_from_the_controllers_only(seed):
     """Cut from the controllers but not from the other brokers: fenced all the same (and its
     followers, which still reach it, do not keep it a leader)."""
-    c = Cluster(3, 3, seed=seed)
+    c = Cluster(3, 3, seed=seed, broker_self_fencing=True)
     c.create_topic("t", 6, 3)
     b = seed % 3
     contact = controller_contact_ms(c, b)
@@ -308,13 +309,12 @@ def test_new_active_controller_gives_every_broker_a_fresh_lease(seed):
     c.run_until(lambda c: c.active_controller not in (None, old), 20_000)
     activated = heartbeat_manager(c).activated_at_ms
     assert activated >= killed_at
-    # not fenced before a full session timeout after the new activation
+    # no broker is fenced before a full session timeout after the new activation (a broker
+    # that has not found the new controller yet, as an observer may take a while to, included)
     c.run_for(activated + SESSION_MS - c.now_ms)
-    assert not c.broker_state(b).fenced
+    assert not any(c.broker_state(o).fenced for o in c.broker_ids)
     t_fenced = fenced_at(c, b)
     assert activated + SESSION_MS + 1 <= t_fenced <= activated + SESSION_MS + 1 + COMMIT_SLACK_MS
-    # the brokers that could talk to it were never fenced
-    assert not any(c.broker_state(o).fenced for o in c.broker_ids if o != b)
     assert led_by(c.metadata, b) == []
 
 
@@ -368,14 +368,42 @@ def test_crafted_broker_is_unfenced_only_at_its_registration_offset(seed):
     c.run_until(lambda c: c.metadata.cluster.broker(fake).fenced, SESSION_MS + 2 * HEARTBEAT_MS)
 
 
-# ------------------------------------------------------------------ KIP-343 self-fencing
+# ------------------------------------------------------------------ KIP-343 self-fencing (opt-in)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_released_kafka_an_isolated_broker_serves_on_and_comes_back(seed):
+    """The default, as released Kafka: the controller fences the cut-off broker and moves its
+    leaders away; the broker does not fence itself (no KIP-343 timeout) and keeps serving what it
+    believes; after the heal it learns it was fenced, and is unfenced and in the ISR again."""
+    c = Cluster(3, 3, seed=seed)
+    c.create_topic("t", 3, 3)
+    b = (seed + 2) % 3
+    c.network.isolate(b)
+    fenced_at(c, b)
+    c.run_for(4 * SESSION_MS)  # long past where KIP-343 would have fenced it
+    s = c.broker_state(b)
+    assert s.fenced and not s.self_fenced and s.state == "RUNNING"
+    assert c.broker(b).logic.serving
+    assert led_by(c.metadata, b) == []
+    c.network.heal()
+    c.run_until(lambda c: not c.broker_state(b).fenced
+                and all(b in p.isr for _, _, p in partitions(c.metadata)), 60_000)
+
+
+def test_the_kip343_timeout_needs_self_fencing_on():
+    with pytest.raises(ConfigError, match="broker_self_fencing=True"):
+        Cluster(configs={"broker.heartbeat.timeout.ms": 30_000})
+    c = Cluster(1, 1, broker_self_fencing=True, configs={"broker.heartbeat.timeout.ms": 30_000})
+    assert c.config.broker_self_fencing and c.config.broker_heartbeat_timeout_ms == 30_000
+    assert "broker_self_fencing=True" in c.sim.replay_hint
 
 
 @pytest.mark.parametrize("seed,timeout", [(s, None) for s in SEEDS] + [(s, 12_000) for s in range(3)])
 def test_isolated_broker_fences_itself_and_recovers_after_heal(seed, timeout):
     configs = {} if timeout is None else {"broker.heartbeat.timeout.ms": timeout}
     self_fence_ms = SELF_FENCE_MS if timeout is None else timeout
-    c = Cluster(3, 3, seed=seed, configs=configs)
+    c = Cluster(3, 3, seed=seed, configs=configs, broker_self_fencing=True)
     c.create_topic("t", 3, 3)
     b = (seed + 2) % 3
     epoch = c.broker_state(b).epoch

@@ -175,7 +175,7 @@ def elect(election_type: int, partitions: dict[str, Sequence[int]] | None
 
 
 def check_invariants(image: MetadataImage, before: MetadataImage | None = None) -> None:
-    """What every replayed image must satisfy (DESIGN §3), and against ``before``: epochs only
+    """What every replayed image must satisfy (the cluster invariants of docs/architecture.md), and against ``before``: epochs only
     move forward, the partition epoch on every change and the leader epoch on a leader change."""
     brokers = image.cluster.brokers
     for topic in image.topics:

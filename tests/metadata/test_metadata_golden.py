@@ -1,4 +1,4 @@
-"""Replaying the real metadata logs Kafka wrote (``shared/kafka-golden``)."""
+"""Replaying the real metadata logs Kafka wrote (``tests/golden``)."""
 
 from __future__ import annotations
 

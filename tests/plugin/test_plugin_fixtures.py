@@ -113,3 +113,17 @@ def test_describe_quorum_and_combined_marker(pytester):
             assert kraft_cluster.active_controller.roles == ("broker", "controller")
     """)
     pytester.runpytest().assert_outcomes(passed=1)
+
+
+@pytest.mark.kraft(controllers=1, brokers=3, seed=4, broker_self_fencing=True)
+def test_marker_turns_on_kip343_self_fencing(kraft_cluster, kraft_network):
+    kraft_network.isolate(kraft_cluster.brokers[1])
+    kraft_cluster.run_until(lambda c: c.broker_state(1).self_fenced, timeout_ms=40_000)
+
+
+@pytest.mark.kraft(controllers=1, brokers=3, seed=4)
+def test_by_default_an_isolated_broker_does_not_fence_itself(kraft_cluster, kraft_network):
+    kraft_network.isolate(kraft_cluster.brokers[1])
+    kraft_cluster.run_for(40_000)
+    state = kraft_cluster.broker_state(1)
+    assert state.fenced and not state.self_fenced  # the controller decided; the broker never heard

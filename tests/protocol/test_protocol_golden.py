@@ -1,4 +1,4 @@
-"""Golden bytes: real KRaft metadata logs written by Apache Kafka (see shared/kafka-golden/README).
+"""Golden bytes: real KRaft metadata logs written by Apache Kafka (see tests/golden/README.md).
 
 Every batch and record of B and C decodes, CRCs verify, everything re-encodes to the same bytes,
 and our decode agrees field by field with the independent decode stored beside each log.

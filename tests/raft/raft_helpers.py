@@ -26,7 +26,8 @@ class Harness:
                  disk: MemoryDisk | None = None, incarnation: int = 1) -> None:
         self.node_id = node_id
         self.voters = dict(VOTERS if voters is None else voters)
-        self.config = config or RaftConfig()
+        # the hand-stepped election tests script Kafka 3.x elections; pre-vote has its own
+        self.config = config or RaftConfig(pre_vote=False)
         self.listener = listener
         self.seed = seed
         self.disk = disk or MemoryDisk()

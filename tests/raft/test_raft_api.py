@@ -30,6 +30,7 @@ def test_defaults_are_kafkas():
         "replica.fetch.wait.max.ms": 500,
         "testkit.raft.fetch.max.bytes": 8 << 20,
         "testkit.raft.fetch.snapshot.max.bytes": 8 << 20,
+        "testkit.raft.pre.vote.enable": True,
     }
     assert RaftConfig.from_kafka({"controller.quorum.fetch.timeout.ms": "3000"}).fetch_timeout_ms \
         == 3000

@@ -11,6 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kraft_testkit.protocol.records import RecordBatch, encode_batch
+from kraft_testkit.errors import StorageError
+from kraft_testkit.raft.errors import CorruptFile
 from kraft_testkit.raft.log import DIR, QUORUM_STATE, RaftLog, segment_name
 from kraft_testkit.raft.snapshot import encode_snapshot, file_name
 from kraft_testkit.raft.state import ElectionState, decode_quorum_state, encode_quorum_state
@@ -79,11 +81,23 @@ def test_recovery_cuts_a_torn_tail_at_the_last_whole_batch(epochs, cut):
         assert ops == [Truncate(log.segment, back.size)]
 
 
-def test_recovery_stops_at_a_corrupt_batch():
+def test_recovery_refuses_a_corrupt_batch_naming_file_and_offset():
+    """Damage is not a torn tail: cutting the log there could drop committed records, so the
+    node must not start (Kafka stops on a corrupt metadata log)."""
     log, disk = build([1, 1, 1])
     data = bytearray(disk.view()[log.segment])
     data[log.positions[2] + 30] ^= 0xFF  # flip a byte the CRC covers
-    back, ops = RaftLog.recover({log.segment: bytes(data)})
+    with pytest.raises(CorruptFile) as info:
+        RaftLog.recover({log.segment: bytes(data)})
+    err = info.value
+    assert err.file == log.segment and err.offset == log.positions[2] + 17  # the CRC field
+    assert "CRC" in str(err) and isinstance(err, StorageError)
+
+
+def test_recovery_cuts_only_a_partial_last_batch():
+    log, disk = build([1, 1, 1])
+    data = disk.view()[log.segment]
+    back, ops = RaftLog.recover({log.segment: data[:log.positions[2] + 30]})
     assert back.end_offset == 4 and ops == [Truncate(log.segment, log.positions[2])]
 
 
@@ -151,8 +165,9 @@ def test_golden_segment_recovers_whole():
 
 
 def test_a_replica_takes_over_a_data_directory_written_by_kafka(tmp_path):
-    """Kafka's own files (golden log B: a single-voter quorum, node 1000, epoch 3) recover, and the
-    replica goes on writing them in Kafka's layout (readable by the log reader)."""
+    """Kafka's own files (golden log B: a single-voter quorum led by node 1000 in epoch 3, from the
+    log directory of node 0) recover, and the replica (node 0, as meta.properties says) goes on
+    writing them in Kafka's layout (readable by the log reader)."""
     import shutil
 
     from kraft_testkit.protocol.log import read_log
@@ -166,9 +181,9 @@ def test_a_replica_takes_over_a_data_directory_written_by_kafka(tmp_path):
     dir_id = Uuid.parse("850bXYO4TaCvXty2WNo63w")  # from the golden meta.properties
     sim = Simulation(seed=1)
     listener = DigestListener()
-    sim.add_node(1000, replica_factory({1000: dir_id}, listener=lambda _: listener),
+    sim.add_node(0, replica_factory({0: dir_id}, listener=lambda _: listener),
                  disk=DirectoryDisk(tmp_path / "data"))
-    replica = sim.process(1000).machine
+    replica = sim.process(0).machine
     sim.run_until(lambda s: replica.role == "leader" and replica.hw == 27, 5_000)
     assert replica.epoch == 4 and replica.is_voter and replica.log.end_offset == 27
     assert listener.offset == 27 and listener.count == 24  # 24 metadata + 3 LeaderChange
@@ -176,3 +191,25 @@ def test_a_replica_takes_over_a_data_directory_written_by_kafka(tmp_path):
     last = on_disk[-1].records[-1]
     assert (last.offset, last.payload.type_name) == (26, "LEADER_CHANGE")
     assert json.loads((tmp_path / "data" / QUORUM_STATE).read_text())["leaderEpoch"] == 4
+
+
+def test_a_directory_of_another_node_is_refused(tmp_path):
+    """meta.properties of golden log B says node.id=0: node 1000 must not start on it (Kafka
+    refuses a log directory whose stored node id differs), and the error names file and value."""
+    import shutil
+
+    from kraft_testkit.protocol.uuid import Uuid
+    from kraft_testkit.raft.node import replica_factory
+    from kraft_testkit.sim import Simulation
+    from kraft_testkit.sim.directory_disk import DirectoryDisk
+
+    shutil.copytree(f"{GOLDEN}/B_mv18_3brokers_restart", tmp_path / "data")
+    sim = Simulation(seed=1)
+    process = sim.add_node(1000, replica_factory({1000: Uuid.parse("850bXYO4TaCvXty2WNo63w")}),
+                           disk=DirectoryDisk(tmp_path / "data"))
+    assert process.state.value == "failed" and process.machine is None
+    err = process.failure
+    assert isinstance(err, StorageError)
+    assert err.file == str(tmp_path / "data" / "meta.properties")
+    assert "node.id 0" in str(err) and "1000" in str(err)
+    sim.run_for(1_000)  # the simulation goes on without it

@@ -20,13 +20,22 @@ def _run(seed):
 def test_the_drill_runs_and_prints_each_step(seed):
     result, text = _run(seed)
     for step in ("KILL active controller", "new active controller", "ISOLATE broker",
-                 "fenced by the controller", "fenced itself (KIP-343)", "HEAL the network",
+                 "fenced by the controller", "has not heard that it was fenced",
+                 "HEAL the network",
                  "CONTROLLED SHUTDOWN", "it leads 0 partitions", "reassignment of orders-0 complete"):
         assert step in text, step
     assert "RegisterBroker id=0" in text and "LeaderChange" in text
     c = result["cluster"]
     assert all(c.broker_state(b).state == "RUNNING" for b in c.brokers)
     assert result["virtual_ms"] > 20_000
+
+
+def test_the_drill_with_kip343_self_fencing():
+    out = io.StringIO()
+    result = run_demo(7, Console(file=out, width=120), broker_self_fencing=True)
+    text = out.getvalue()
+    assert "fenced itself (KIP-343, opt-in)" in text and "has not heard" not in text
+    assert result["digest"] != _run(7)[0]["digest"]
 
 
 def test_same_seed_same_run():
@@ -65,6 +74,16 @@ def test_recorder_sees_the_isolated_broker_fenced_by_the_controller():
     c.run_for(10)
     # the broker cannot hear it is fenced, but the chart shows what the controllers decided
     assert rec.samples[-1][1][1] == "FENCED"
-    c.run_until(lambda c: c.broker_state(1).self_fenced, 20_000)
+
+
+def test_recorder_sees_a_self_fenced_broker():
+    from kraft_testkit import Cluster
+    from kraft_testkit.tools.timeline_plot import StateRecorder
+
+    c = Cluster(1, 3, seed=2, broker_self_fencing=True)
+    rec = StateRecorder(c)
+    c.sim.add_invariant(rec, "timeline")
+    c.network.isolate(1)
+    c.run_until(lambda c: c.broker_state(1).self_fenced, 40_000)
     c.run_for(10)
     assert rec.samples[-1][1][1] == "SELF-FENCED"

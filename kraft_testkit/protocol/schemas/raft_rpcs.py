@@ -28,7 +28,7 @@ def _listeners(versions: str) -> list:
 # --- Vote (52) -----------------------------------------------------------------------------
 
 VOTE_REQUEST = message(
-    "VoteRequest", kind="request", api_key=52, versions="0-1", flexible="0+",
+    "VoteRequest", kind="request", api_key=52, versions="0-2", flexible="0+",
     fields=[
         field("ClusterId", "string", "0+", nullable="0+", default=None),
         field("VoterId", "int32", "1+", ignorable=True, default=-1),
@@ -42,13 +42,14 @@ VOTE_REQUEST = message(
                 field("VoterDirectoryId", "uuid", "1+", ignorable=True),
                 field("LastOffsetEpoch", "int32", "0+"),
                 field("LastOffset", "int64", "0+"),
+                field("PreVote", "bool", "2+"),  # KIP-996: a PreVote, not persisted
             ]),
         ]),
     ],
 )
 
 VOTE_RESPONSE = message(
-    "VoteResponse", kind="response", api_key=52, versions="0-1", flexible="0+",
+    "VoteResponse", kind="response", api_key=52, versions="0-2", flexible="0+",
     fields=[
         field("ErrorCode", "int16", "0+"),
         field("Topics", "[]TopicData", "0+", fields=[

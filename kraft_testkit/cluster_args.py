@@ -1,0 +1,73 @@
+"""Checks of ``Cluster(...)``'s arguments before anything is built.
+
+Why a module of its own: every bad argument must give one typed :class:`ConfigError` that names
+the argument, the value and what is allowed, whether it came from ``Cluster(...)``, from the
+pytest ``kraft_cluster_factory`` or from a ``@pytest.mark.kraft`` marker, and Python's own
+``TypeError`` for an unknown keyword does not say what is allowed.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from .errors import ConfigError
+
+
+def bad_argument(name: str, value: object, allowed: str, where: str = "Cluster") -> ConfigError:
+    """The one shape of a bad-argument error: ``Cluster: seed='x' is not allowed; ...``."""
+    return ConfigError(f"{where}: {name}={value!r} is not allowed; {name} must be {allowed}")
+
+
+def _is_int(value: object, low: int) -> bool:
+    return type(value) is int and value >= low
+
+
+_CHECKS: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "controllers": (lambda v: _is_int(v, 1), "an int >= 1"),
+    "brokers": (lambda v: _is_int(v, 0), "an int >= 0"),
+    "seed": (lambda v: _is_int(v, 0), "an int >= 0"),
+    "storage": (lambda v: v in ("memory", "tmpdir"), "one of memory, tmpdir"),
+    "data_dir": (lambda v: v is None or isinstance(v, (str, os.PathLike)),
+                 "a path (str or os.PathLike) or None"),
+    "configs": (lambda v: v is None or isinstance(v, Mapping),
+                "a mapping of Kafka settings by name, e.g. {'broker.session.timeout.ms': 12000}"),
+    "seed_defaults": (lambda v: type(v) is bool, "True or False"),
+    "wire": (lambda v: type(v) is bool, "True or False"),
+    "invariants": (lambda v: type(v) is bool, "True or False"),
+    "boot": (lambda v: type(v) is bool, "True or False"),
+    "combined": (lambda v: type(v) is bool, "True or False"),
+    "boot_timeout_ms": (lambda v: _is_int(v, 1), "an int >= 1 (virtual ms)"),
+    "trace_keep": (lambda v: v is None or _is_int(v, 1), "an int >= 1 or None (keep all)"),
+    "racks": (lambda v: v is None or (type(v) is int and v >= 1) or
+              (isinstance(v, (list, tuple)) and all(isinstance(r, str) for r in v)),
+              "None, a number of racks >= 1, or a list of rack names (one per broker)"),
+}
+
+
+def allowed_names(init: Callable[..., Any]) -> list[str]:
+    """The keyword names ``init`` (``Cluster.__init__``) takes."""
+    return [p.name for p in inspect.signature(init).parameters.values()
+            if p.name != "self" and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+
+
+def check_cluster_arguments(init: Callable[..., Any], args: tuple, kwargs: Mapping[str, Any],
+                            where: str = "Cluster") -> None:
+    """Raise a ConfigError for an unknown keyword, too many positional arguments, or a value of
+    the wrong type or range; ``init`` is ``Cluster.__init__``."""
+    names = allowed_names(init)
+    unknown = sorted(set(kwargs) - set(names))
+    if unknown:
+        raise ConfigError(f"{where}: unknown argument(s) {', '.join(unknown)}; allowed: "
+                          f"{', '.join(names)} (Kafka settings by name go in configs={{...}})")
+    try:
+        bound = inspect.signature(init).bind(None, *args, **kwargs)
+    except TypeError as e:
+        raise ConfigError(f"{where}: {e}; only controllers and brokers may be given by "
+                          f"position, the rest by keyword ({', '.join(names[2:])})") from None
+    for name, value in list(bound.arguments.items())[1:]:
+        check = _CHECKS.get(name)
+        if check is not None and not check[0](value):
+            raise bad_argument(name, value, check[1], where)

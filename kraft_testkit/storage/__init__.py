@@ -1,0 +1,1 @@
+"""What a Kafka node leaves in its directories (meta.properties, bootstrap files, layout)."""
