@@ -17,6 +17,8 @@ _LAZY = {
     "ErrorCode": ("kraft_testkit.protocol.error_codes", "ErrorCode"),
     "NoProgress": ("kraft_testkit.sim.errors", "NoProgress"),
     "InvariantViolation": ("kraft_testkit.sim.errors", "InvariantViolation"),
+    "serve": ("kraft_testkit.gateway", "serve"),
+    "Gateway": ("kraft_testkit.gateway", "Gateway"),
 }
 
 __all__ = ["KraftError", "ConfigError", "__version__", *_LAZY]

@@ -106,6 +106,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_simulate(sub)
     from .operator_cli import add_parsers as add_operator_tools  # storage, cluster, shell
     add_operator_tools(sub)
+    from .serve import add_parser as add_serve
+    add_serve(sub)
     return parser
 
 

@@ -12,7 +12,10 @@ import zlib
 import pytest
 
 STORAGES = ("memory", "tmpdir")
-pytest_plugins = ["pytest_kraft.faces"]  # async, Faker, real-Kafka and HTML-timeline faces
+pytest_plugins = [
+    "pytest_kraft.faces",    # async, Faker, real-Kafka and HTML-timeline faces
+    "pytest_kraft.gateway",  # kraft_bootstrap (real clients over loopback)
+]
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

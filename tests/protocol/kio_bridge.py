@@ -182,9 +182,11 @@ def declaration_diffs(cls: type[Message], v: int, k: type, path: str = "") -> li
             kt = kf.metadata.get("kafka_type")
             if KIO_WIRE_TYPE.get(kt, kt) != f.element_type:
                 diffs.append(f"{p}: type ours={f.type} kio={kt}")
-        # kio types every uuid as ``UUID | None`` (zero = None) and tagged fields carry their
-        # nullability in the default; only plain fields' nullability is comparable.
-        if f.element_type != "uuid" and our_tag is None and (v in f.nullable) != is_optional(kf):
+        # kio types every uuid as ``UUID | None`` (zero = None), a timestamp as ``datetime |
+        # None`` (-1 = None), and tagged fields carry their nullability in the default; only
+        # plain fields' nullability is comparable.
+        if f.element_type != "uuid" and kf.metadata.get("kafka_type") != "datetime_i64" \
+                and our_tag is None and (v in f.nullable) != is_optional(kf):
             diffs.append(f"{p}: nullable ours={v in f.nullable} kio={is_optional(kf)}")
         if our_tag is not None:
             ours_default = cls._defaults[i]

@@ -1,0 +1,334 @@
+"""Produce, Fetch, ListOffsets and OffsetForLeaderEpoch, served by the partition leader from the
+data plane's logs, with Kafka's checks (see ``ReplicaManager`` and ``Partition`` in Kafka):
+
+* the broker must lead the partition and serve (a self-fenced or shut-down leader does not):
+  NOT_LEADER_OR_FOLLOWER, with the leader it knows (Fetch v12+, Produce v10+);
+* a client's ``current_leader_epoch`` older than the leader's: FENCED_LEADER_EPOCH; newer:
+  UNKNOWN_LEADER_EPOCH;
+* ``acks=all`` needs ``min.insync.replicas`` in the ISR (NOT_ENOUGH_REPLICAS) and answers when
+  the high watermark covers the batch, REQUEST_TIMED_OUT after ``timeout_ms``, and
+  NOT_LEADER_OR_FOLLOWER when leadership moved meanwhile;
+* consumers read up to the high watermark; an offset past the log end is OFFSET_OUT_OF_RANGE;
+  a fetch with nothing to return waits up to ``max_wait_ms`` (a long poll in wall time).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from kraft_testkit.protocol import messages as M
+from kraft_testkit.protocol.error_codes import ErrorCode
+
+from .context import Pending, RequestContext
+from .data_plane import CorruptBatch, split_batches
+
+E = ErrorCode
+_PR, _FR = M.ProduceResponse, M.FetchResponse
+_LR, _OR = M.ListOffsetsResponse, M.OffsetForLeaderEpochResponse
+LATEST, EARLIEST, MAX_TIMESTAMP, EARLIEST_LOCAL, LATEST_TIERED = -1, -2, -3, -4, -5
+#: a stepping gateway answers an empty fetch after at most this long (clients poll again)
+LONG_POLL_CAP_S = 0.5
+
+
+def _min_insync(image: Any, topic: str) -> int:
+    for configs in (image.configs.topic(topic), image.configs.broker("")):
+        value = configs.get("min.insync.replicas")
+        if value is not None:
+            return int(value)
+    return 1
+
+
+class PartitionView:
+    """One partition as the serving broker sees it: its local replica and its leader epoch."""
+
+    def __init__(self, ctx: RequestContext, topic: Any, partition: int) -> None:
+        self.ctx = ctx
+        self.topic = topic
+        self.partition = partition
+        self.plane = ctx.gateway.data_plane
+        self.rep = None if topic is None else \
+            self.plane.leader_replica(ctx.node, topic.id, partition)
+
+    def error(self, current_leader_epoch: int = -1) -> int:
+        if self.topic is None or self.partition not in self.topic.partitions:
+            return E.UNKNOWN_TOPIC_OR_PARTITION
+        rep = self.rep
+        machine = self.ctx.cluster.broker(self.ctx.node)
+        if rep is None or rep.leader != self.ctx.node or \
+                not machine.logic.replicas.leader_serving or not machine.logic.serving:
+            return E.NOT_LEADER_OR_FOLLOWER
+        if current_leader_epoch >= 0 and current_leader_epoch < rep.leader_epoch:
+            return E.FENCED_LEADER_EPOCH
+        if current_leader_epoch > rep.leader_epoch:
+            return E.UNKNOWN_LEADER_EPOCH
+        return E.NONE
+
+    @property
+    def log(self) -> Any:
+        return self.plane.log(self.ctx.node, self.topic.id, self.partition)
+
+    def high_watermark(self) -> int:
+        return self.plane.advance_high_watermark(self.ctx.node, self.topic.id, self.partition)
+
+    def known_leader(self) -> tuple[int, int]:
+        """(leader id, leader epoch) from this broker's metadata, (-1, -1) when unknown."""
+        if self.topic is None or self.partition not in self.topic.partitions:
+            return -1, -1
+        reg = self.topic.partitions[self.partition]
+        return reg.leader, reg.leader_epoch
+
+
+def _image(ctx: RequestContext) -> Any:
+    return ctx.cluster.broker(ctx.node).image
+
+
+# ------------------------------------------------------------------ Produce
+
+
+def produce(ctx: RequestContext, req: Any) -> Any:
+    image = _image(ctx)
+    now = ctx.now_ms
+    answers: dict[tuple[str, int], Any] = {}
+    waits: list[tuple[str, int, PartitionView, int, int]] = []
+    for t in req.topic_data:
+        topic = image.topics.by_name(t.name)
+        for p in t.partition_data:
+            view = PartitionView(ctx, topic, p.index)
+            code = E.INVALID_REQUIRED_ACKS if req.acks not in (0, 1, -1) else view.error()
+            if code == E.NONE and req.acks == -1 and \
+                    len(view.rep.isr) < _min_insync(image, t.name):
+                code = E.NOT_ENOUGH_REPLICAS
+            if code == E.NONE:
+                try:
+                    batches = split_batches(p.records or b"")
+                except CorruptBatch as e:
+                    ctx.gateway.log_line(f"node {ctx.node}: produce to {t.name}-{p.index}: {e}")
+                    code = E.CORRUPT_MESSAGE
+            if code != E.NONE:
+                answers[(t.name, p.index)] = _produce_answer(ctx, view, code, -1)
+                continue
+            log = view.log
+            code, base = _idempotence(log, batches)
+            if code != E.NONE:
+                answers[(t.name, p.index)] = _produce_answer(ctx, view, code, -1)
+                continue
+            if base < 0:
+                base = log.append(batches, view.rep.leader_epoch, now)
+            if req.acks == -1:
+                waits.append((t.name, p.index, view, log.log_end_offset, view.rep.leader_epoch))
+            answers[(t.name, p.index)] = _produce_answer(ctx, view, E.NONE, base)
+    if req.acks == 0:
+        if any(a.error_code for a in answers.values()):
+            # Kafka's way to tell an acks=0 producer: close the connection
+            ctx.connection.close_after_write = True
+            ctx.gateway.log_line(f"node {ctx.node}: acks=0 produce failed; closing")
+        return None
+
+    def build() -> Any:
+        by_topic: dict[str, list] = {}
+        for (name, _), answer in answers.items():
+            by_topic.setdefault(name, []).append(answer)
+        return _PR(responses=tuple(_PR.TopicProduceResponse(name=n, partition_responses=tuple(a))
+                                   for n, a in by_topic.items()), throttle_time_ms=0)
+
+    if not waits:
+        return build()
+
+    def poll() -> Any:
+        for name, index, view, end, epoch in list(waits):
+            fresh = PartitionView(ctx, view.topic, index)
+            if fresh.error() != E.NONE or fresh.rep.leader_epoch != epoch:
+                answers[(name, index)] = _produce_answer(ctx, fresh, E.NOT_LEADER_OR_FOLLOWER, -1)
+            elif fresh.high_watermark() >= end:
+                pass
+            else:
+                continue
+            waits.remove((name, index, view, end, epoch))
+        return build() if not waits else None
+
+    def expire() -> Any:
+        for name, index, view, _, _ in waits:
+            answers[(name, index)] = _produce_answer(ctx, view, E.REQUEST_TIMED_OUT, -1)
+        return build()
+
+    return Pending(poll, expire, virtual_deadline_ms=ctx.now_ms + max(req.timeout_ms, 0))
+
+
+def _idempotence(log: Any, batches: list[bytes]) -> tuple[int, int]:
+    """(error, -1), (0, first offset of an earlier identical append), or (0, -1) to append."""
+    if len(batches) == 1:
+        return log.check_producer(batches[0])
+    for raw in batches:  # several batches of one producer in one request: checked in order
+        code, _ = log.check_producer(raw)
+        if code:
+            return code, -1
+    return 0, -1
+
+
+def _produce_answer(ctx: RequestContext, view: PartitionView, code: int, base: int) -> Any:
+    leader, epoch = view.known_leader() if code == E.NOT_LEADER_OR_FOLLOWER else (-1, -1)
+    return _PR.PartitionProduceResponse(
+        index=view.partition, error_code=code, base_offset=base, log_append_time_ms=-1,
+        log_start_offset=0 if code == E.NONE else -1,
+        current_leader=_PR.LeaderIdAndEpoch(
+            leader_id=leader, leader_epoch=epoch))
+
+
+# ------------------------------------------------------------------ Fetch
+
+
+def fetch(ctx: RequestContext, req: Any) -> Any:
+    first = _fetch_once(ctx, req)
+    if req.max_wait_ms <= 0 or _fetched_bytes(first) >= max(req.min_bytes, 1) or \
+            _has_error(first):
+        return first
+    wait_s = req.max_wait_ms / 1000.0
+    speed = ctx.gateway.speed
+    wait_s = wait_s / speed if speed else min(wait_s, LONG_POLL_CAP_S)
+    state = {"last": first}
+
+    def poll() -> Any:
+        state["last"] = answer = _fetch_once(ctx, req)
+        return answer if _fetched_bytes(answer) >= max(req.min_bytes, 1) or \
+            _has_error(answer) else None
+
+    return Pending(poll, lambda: _fetch_once(ctx, req), wall_deadline=time.monotonic() + wait_s)
+
+
+def _fetched_bytes(response: Any) -> int:
+    return sum(len(p.records or b"") for t in response.responses for p in t.partitions)
+
+
+def _has_error(response: Any) -> bool:
+    return any(p.error_code for t in response.responses for p in t.partitions)
+
+
+def _fetch_once(ctx: RequestContext, req: Any) -> Any:
+    image = _image(ctx)
+    topics = []
+    for t in req.topics:
+        by_id = ctx.version >= 13
+        topic = image.topics.by_id(t.topic_id) if by_id else image.topics.by_name(t.topic)
+        parts = []
+        for fp in t.partitions:
+            view = PartitionView(ctx, topic, fp.partition)
+            code = view.error(fp.current_leader_epoch)
+            if code == E.UNKNOWN_TOPIC_OR_PARTITION and by_id and topic is None:
+                code = E.UNKNOWN_TOPIC_ID
+            parts.append(_fetch_partition(view, fp, code))
+        topics.append(_FR.FetchableTopicResponse(topic=t.topic, topic_id=t.topic_id,
+                                                 partitions=tuple(parts)))
+    return _FR(throttle_time_ms=0, error_code=0, session_id=0, responses=tuple(topics))
+
+
+def _fetch_partition(view: PartitionView, fp: Any, code: int) -> Any:
+    P = _FR.PartitionData
+    if code == E.NONE:
+        log = view.log
+        hw = view.high_watermark()
+        if fp.fetch_offset > log.log_end_offset or fp.fetch_offset < log.log_start_offset:
+            code = E.OFFSET_OUT_OF_RANGE
+        else:
+            return P(partition_index=fp.partition, error_code=0, high_watermark=hw,
+                     last_stable_offset=hw, log_start_offset=log.log_start_offset,
+                     records=log.read(fp.fetch_offset, max(fp.partition_max_bytes, 1)))
+    leader, epoch = view.known_leader() if code in (E.NOT_LEADER_OR_FOLLOWER,
+                                                    E.FENCED_LEADER_EPOCH) else (-1, -1)
+    return P(partition_index=fp.partition, error_code=code, high_watermark=-1,
+             last_stable_offset=-1, log_start_offset=-1,
+             current_leader=_FR.LeaderIdAndEpoch(leader_id=leader, leader_epoch=epoch),
+             records=b"")
+
+
+# ------------------------------------------------------------------ ListOffsets
+
+
+def list_offsets(ctx: RequestContext, req: Any) -> Any:
+    image = _image(ctx)
+    topics = []
+    for t in req.topics:
+        topic = image.topics.by_name(t.name)
+        parts = []
+        for p in t.partitions:
+            view = PartitionView(ctx, topic, p.partition_index)
+            code = view.error(p.current_leader_epoch)
+            ts, offset, epoch = -1, -1, -1
+            if code == E.NONE:
+                log = view.log
+                hw = view.high_watermark()
+                epoch = view.rep.leader_epoch
+                if p.timestamp == LATEST:
+                    offset = hw
+                elif p.timestamp in (EARLIEST, EARLIEST_LOCAL):
+                    offset = log.log_start_offset
+                elif p.timestamp == MAX_TIMESTAMP:
+                    ts, offset = log.max_timestamp()
+                elif p.timestamp == LATEST_TIERED:
+                    offset = -1  # nothing is tiered
+                else:
+                    ts, offset = log.offset_for_timestamp(p.timestamp)
+            parts.append(_LR.ListOffsetsPartitionResponse(
+                partition_index=p.partition_index, error_code=code, timestamp=ts, offset=offset,
+                leader_epoch=epoch))
+        topics.append(_LR.ListOffsetsTopicResponse(name=t.name, partitions=tuple(parts)))
+    return _LR(throttle_time_ms=0, topics=tuple(topics))
+
+
+# ------------------------------------------------------------------ OffsetForLeaderEpoch
+
+
+def offset_for_leader_epoch(ctx: RequestContext, req: Any) -> Any:
+    image = _image(ctx)
+    topics = []
+    for t in req.topics:
+        topic = image.topics.by_name(t.topic)
+        parts = []
+        for p in t.partitions:
+            view = PartitionView(ctx, topic, p.partition)
+            code = view.error(p.current_leader_epoch)
+            epoch, end = -1, -1
+            if code == E.NONE:
+                epoch, end = view.log.end_offset_for_epoch(p.leader_epoch, view.rep.leader_epoch)
+            parts.append(_OR.EpochEndOffset(error_code=code, partition=p.partition,
+                                          leader_epoch=epoch, end_offset=end))
+        topics.append(_OR.OffsetForLeaderTopicResult(topic=t.topic, partitions=tuple(parts)))
+    return _OR(throttle_time_ms=0, topics=tuple(topics))
+
+
+# ------------------------------------------------------------------ DescribeLogDirs
+
+
+def describe_log_dirs(ctx: RequestContext, req: Any) -> Any:
+    """The broker's one log directory and the replicas in it, sized from the data plane's logs;
+    a follower's offset lag is how far its log end trails its leader's."""
+    import os
+
+    R = M.DescribeLogDirsResponse
+    cluster = ctx.cluster
+    logic = cluster.broker(ctx.node).logic
+    roles = cluster.roles[ctx.node]
+    folder = f"{'combined' if len(roles) == 2 else roles[0]}-{ctx.node}"  # as Cluster lays out
+    if cluster.data_dir is not None:
+        log_dir = os.path.join(cluster.data_dir, folder)
+    else:
+        log_dir = f"/kraft-testkit/memory/{folder}"
+    wanted = None if req.topics is None else {t.topic: set(t.partitions) for t in req.topics}
+    plane = ctx.gateway.data_plane
+    by_topic: dict[str, list] = {}
+    for (topic_id, index), rep in sorted(logic.replicas.replicas.items(),
+                                         key=lambda kv: (kv[1].topic_name, kv[0][1])):
+        if wanted is not None and index not in wanted.get(rep.topic_name, ()):
+            continue
+        mine = plane.logs.get((ctx.node, topic_id, index))
+        size = sum(len(b.data) for b in mine.batches) if mine is not None else 0
+        end = mine.log_end_offset if mine is not None else 0
+        lag = 0
+        if rep.leader not in (-1, ctx.node):
+            leader_log = plane.logs.get((rep.leader, topic_id, index))
+            lag = max(0, (leader_log.log_end_offset if leader_log else 0) - end)
+        by_topic.setdefault(rep.topic_name, []).append(R.DescribeLogDirsPartition(
+            partition_index=index, partition_size=size, offset_lag=lag, is_future_key=False))
+    topics = tuple(R.DescribeLogDirsTopic(name=n, partitions=tuple(p)) for n, p in by_topic.items())
+    return R(throttle_time_ms=0, error_code=0, results=(R.DescribeLogDirsResult(
+        error_code=0, log_dir=log_dir, topics=topics, total_bytes=-1, usable_bytes=-1),))

@@ -1,0 +1,278 @@
+"""The small data plane: an in-memory log per replica that follows the brokers' replica model.
+
+The brokers of the simulation keep no records (``broker/replicas.py`` models ISR movement only:
+followers fetch from their leader every ``replica.fetch.backoff.ms`` and "read to the leader's
+end"). The data plane puts records behind that model without touching it:
+
+* A leader appends produced record batches to its log, stamping the base offset and its leader
+  epoch (the CRC covers neither, so client batches are stored as they came).
+* When a follower's replica fetch is answered without error (seen on the simulated network as
+  the FetchResponse reaches the follower), the follower's log becomes the leader's log as it was
+  when the leader handled that fetch. That is Kafka's fetch-and-truncate in one move: a follower
+  that diverged (an old leader's unreplicated tail) loses the tail, as Kafka truncates it.
+* A leader's high watermark is the smallest log end offset over its ISR (never going back);
+  ``acks=all`` waits for it. The leader learns a follower's progress with the same fetch that
+  carried the data (Kafka needs one more fetch: folded in, as the ISR model folds it).
+
+Logs outlive process crashes (Kafka's log is on disk); a deleted topic's logs go.
+Everything happens at simulator events (no wall clock, no randomness): same client requests at
+the same virtual times, same logs.
+"""
+
+from __future__ import annotations
+
+import bisect
+import struct
+from dataclasses import dataclass
+from typing import Any
+
+import crc32c
+
+from kraft_testkit.errors import KraftError
+from kraft_testkit.protocol import messages as M
+from kraft_testkit.protocol.uuid import Uuid
+from kraft_testkit.raft import rpc
+
+_HEAD = struct.Struct(">qi")          # baseOffset, batchLength
+_EPOCH_AT, _MAGIC_AT, _CRC_AT, _ATTRS_AT = 12, 16, 17, 21
+_LAST_DELTA = struct.Struct(">i")     # at 23
+_MAX_TS = struct.Struct(">q")         # at 35
+BATCH_HEADER_BYTES = 61
+
+
+class CorruptBatch(KraftError):
+    """Produced bytes that are not valid v2 record batches (Kafka's CORRUPT_MESSAGE)."""
+
+
+_PRODUCER = struct.Struct(">qhi")     # producerId, producerEpoch, baseSequence at 43
+#: Kafka keeps the last 5 batches of each producer to answer retried duplicates
+PRODUCER_BATCHES_KEPT = 5
+
+
+@dataclass(frozen=True)
+class StoredBatch:
+    """One record batch in a replica's log, as it is served to consumers."""
+
+    base_offset: int
+    last_offset: int
+    epoch: int
+    append_ms: int
+    max_timestamp: int
+    data: bytes
+    producer_id: int = -1
+    producer_epoch: int = -1
+    base_sequence: int = -1
+
+    @property
+    def last_sequence(self) -> int:
+        count = self.last_offset - self.base_offset
+        return (self.base_sequence + count) & 0x7FFFFFFF
+
+
+def producer_fields(raw: bytes) -> tuple[int, int, int]:
+    """(producer id, producer epoch, base sequence) of a v2 batch (-1s when not idempotent)."""
+    return _PRODUCER.unpack_from(raw, 43)
+
+
+def split_batches(records: bytes) -> list[bytes]:
+    """The v2 record batches a Produce request carries, checked (size, magic, CRC32C)."""
+    out, pos = [], 0
+    while pos < len(records):
+        if len(records) - pos < BATCH_HEADER_BYTES:
+            raise CorruptBatch(f"record batch at byte {pos} is truncated "
+                               f"({len(records) - pos} bytes, a header needs {BATCH_HEADER_BYTES})")
+        _, length = _HEAD.unpack_from(records, pos)
+        end = pos + 12 + length
+        if length < BATCH_HEADER_BYTES - 12 or end > len(records):
+            raise CorruptBatch(f"record batch at byte {pos} claims {length} bytes; "
+                               f"{len(records) - pos - 12} follow")
+        if records[pos + _MAGIC_AT] != 2:
+            raise CorruptBatch(f"record batch at byte {pos} has magic {records[pos + _MAGIC_AT]}"
+                               ", only v2 batches are accepted")
+        (crc,) = struct.unpack_from(">I", records, pos + _CRC_AT)
+        if crc32c.crc32c(records[pos + _ATTRS_AT:end]) != crc:
+            raise CorruptBatch(f"record batch at byte {pos} fails its CRC32C check")
+        out.append(bytes(records[pos:end]))
+        pos = end
+    if not out:
+        raise CorruptBatch("a produce request with no record batch")
+    return out
+
+
+class PartitionLog:
+    """One replica's log: batches in offset order, and the high watermark this replica knows."""
+
+    def __init__(self) -> None:
+        self.batches: list[StoredBatch] = []
+        self._append_ms: list[int] = []
+        self.high_watermark = 0
+        self.log_start_offset = 0
+
+    @property
+    def log_end_offset(self) -> int:
+        return self.batches[-1].last_offset + 1 if self.batches else 0
+
+    def append(self, raw_batches: list[bytes], epoch: int, now_ms: int) -> int:
+        """Append client batches as the leader at ``epoch``; returns the first offset."""
+        first = self.log_end_offset
+        for raw in raw_batches:
+            base = self.log_end_offset
+            (delta,) = _LAST_DELTA.unpack_from(raw, 23)
+            (max_ts,) = _MAX_TS.unpack_from(raw, 35)
+            pid, pepoch, seq = producer_fields(raw)
+            data = bytearray(raw)
+            struct.pack_into(">q", data, 0, base)
+            struct.pack_into(">i", data, _EPOCH_AT, epoch)
+            self.batches.append(StoredBatch(base, base + delta, epoch, now_ms, max_ts,
+                                            bytes(data), pid, pepoch, seq))
+            self._append_ms.append(now_ms)
+        return first
+
+    def check_producer(self, raw: bytes) -> tuple[int, int]:
+        """Kafka's idempotence check of one batch: (0, -1) to append, (0, offset) for a retried
+        duplicate (answered with its first offset), or (error code, -1).
+
+        The producer's state is read back from the log (its last batches), so it follows
+        replication, truncation and leader changes as the log does.
+        """
+        pid, pepoch, seq = producer_fields(raw)
+        if pid < 0:
+            return 0, -1
+        mine = [b for b in self.batches if b.producer_id == pid][-PRODUCER_BATCHES_KEPT:]
+        if mine and pepoch < mine[-1].producer_epoch:
+            return 47, -1   # INVALID_PRODUCER_EPOCH
+        if not mine or pepoch > mine[-1].producer_epoch:
+            return (0, -1) if seq == 0 else (45, -1)  # OUT_OF_ORDER_SEQUENCE_NUMBER
+        (delta,) = _LAST_DELTA.unpack_from(raw, 23)
+        last_seq = (seq + delta) & 0x7FFFFFFF
+        for b in mine:
+            if b.producer_epoch == pepoch and b.base_sequence == seq and \
+                    b.last_sequence == last_seq:
+                return 0, b.base_offset
+        if seq != (mine[-1].last_sequence + 1) & 0x7FFFFFFF:
+            return 45, -1
+        return 0, -1
+
+    def copy_from(self, leader: PartitionLog, upto_ms: int) -> None:
+        """Become the leader's log as of ``upto_ms`` (fetch, truncating a divergent tail)."""
+        n = bisect.bisect_right(leader._append_ms, upto_ms)
+        if len(self.batches) == n and (n == 0 or self.batches[-1] is leader.batches[n - 1]):
+            return
+        self.batches = leader.batches[:n]
+        self._append_ms = leader._append_ms[:n]
+        self.high_watermark = min(self.high_watermark, self.log_end_offset)
+
+    def read(self, offset: int, max_bytes: int) -> bytes:
+        """Whole committed batches from the one holding ``offset`` (at least one batch)."""
+        i = bisect.bisect_right([b.last_offset for b in self.batches], offset - 1)
+        out, size = [], 0
+        for b in self.batches[i:]:
+            if b.last_offset >= self.high_watermark:
+                break
+            if out and size + len(b.data) > max_bytes:
+                break
+            out.append(b.data)
+            size += len(b.data)
+        return b"".join(out)
+
+    def end_offset_for_epoch(self, epoch: int, current_epoch: int) -> tuple[int, int]:
+        """Kafka's OffsetForLeaderEpoch answer: (largest epoch <= ``epoch``, its end offset)."""
+        if epoch >= current_epoch:
+            return current_epoch, self.log_end_offset
+        best = -1
+        for b in self.batches:
+            if b.epoch > epoch:
+                return (best, b.base_offset) if best >= 0 else (-1, -1)
+            best = b.epoch
+        return (best, self.log_end_offset) if best >= 0 else (-1, -1)
+
+    def offset_for_timestamp(self, timestamp: int) -> tuple[int, int]:
+        """(timestamp, offset) of the first committed batch whose max timestamp >= ``timestamp``
+        (-1, -1 when none): record-level precision would need decoding the batch."""
+        for b in self.batches:
+            if b.last_offset >= self.high_watermark:
+                break
+            if b.max_timestamp >= timestamp:
+                return b.max_timestamp, b.base_offset
+        return -1, -1
+
+    def max_timestamp(self) -> tuple[int, int]:
+        best = (-1, -1)
+        for b in self.batches:
+            if b.last_offset < self.high_watermark and b.max_timestamp > best[0]:
+                best = (b.max_timestamp, b.last_offset)
+        return best
+
+
+Key = tuple[int, Uuid, int]
+
+
+class DataPlane:
+    """Every replica's log, kept in step with the simulated brokers' replica fetches."""
+
+    def __init__(self, cluster: Any) -> None:
+        self.cluster = cluster
+        self.logs: dict[Key, PartitionLog] = {}
+        self.enabled = True
+        cluster.sim.network.on_deliver(self._on_deliver)
+
+    def log(self, broker: int, topic_id: Uuid, partition: int) -> PartitionLog:
+        key = (broker, topic_id, partition)
+        log = self.logs.get(key)
+        if log is None:
+            log = self.logs[key] = PartitionLog()
+        return log
+
+    def leader_replica(self, broker: int, topic_id: Uuid, partition: int) -> Any:
+        """The broker's LocalReplica of the partition when the broker is up (else None)."""
+        machine = self.cluster.broker(broker)
+        logic = getattr(machine, "logic", None)
+        if logic is None:
+            return None
+        return logic.replicas.replicas.get((topic_id, partition))
+
+    def advance_high_watermark(self, broker: int, topic_id: Uuid, partition: int) -> int:
+        """Move the leader's high watermark to the smallest log end over its ISR."""
+        log = self.log(broker, topic_id, partition)
+        rep = self.leader_replica(broker, topic_id, partition)
+        if rep is None or rep.leader != broker:
+            return log.high_watermark
+        ends = [log.log_end_offset]
+        for member in rep.isr:
+            if member != broker:
+                other = self.logs.get((member, topic_id, partition))
+                ends.append(other.log_end_offset if other is not None else 0)
+        log.high_watermark = max(log.high_watermark, min(ends))
+        return log.high_watermark
+
+    def forget_deleted(self, image: Any) -> None:
+        for key in [k for k in self.logs if image.topics.by_id(k[1]) is None]:
+            del self.logs[key]
+
+    def _on_deliver(self, src: int, dst: int, msg: object) -> None:
+        if not self.enabled or not isinstance(msg, rpc.Response):
+            return
+        body = msg.body
+        if not isinstance(body, M.FetchResponse) or dst < 0:
+            return
+        for topic in body.responses:
+            if topic.topic_id == Uuid.METADATA_TOPIC_ID:
+                return
+            for p in topic.partitions:
+                if p.error_code == 0:
+                    self._replicate(src, dst, topic.topic_id, p.partition_index)
+
+    def _replicate(self, leader: int, follower: int, topic_id: Uuid, partition: int) -> None:
+        source = self.logs.get((leader, topic_id, partition))
+        rep = self.leader_replica(leader, topic_id, partition)
+        if rep is None:
+            return
+        state = rep.followers.get(follower)
+        if state is None or state.last_fetch_ms < 0:
+            return
+        mine = self.log(follower, topic_id, partition)
+        if source is None:
+            source = self.log(leader, topic_id, partition)
+        mine.copy_from(source, state.last_fetch_ms)
+        hw = self.advance_high_watermark(leader, topic_id, partition)
+        mine.high_watermark = max(mine.high_watermark, min(hw, mine.log_end_offset))
