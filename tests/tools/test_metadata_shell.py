@@ -39,8 +39,11 @@ def test_the_image_tree_is_kafkas_3_7_layout(written):
         "acls", "clientQuotas", "cluster", "configs", "delegationToken", "features",
         "producerIds", "provenance", "scram", "topics"])
     assert shell.run("ls /image/cluster/brokers").split() == ["0", "1", "2"]
-    assert shell.run("tree /image/features") == "metadataVersion:\n  3.7-IV4\n" \
-                                                "zkMigrationState:\n  NONE\n"
+    finalized = written.metadata.features.finalized
+    tree = shell.run("tree /image/features")
+    assert "metadataVersion:\n  4.2-IV1\n" in tree  # the default, Kafka 4.2's
+    others = sorted(f for f in finalized if f != "metadata.version")
+    assert others and all(f"finalized_{f}:\n  {finalized[f]}\n" in tree for f in others)
     topic_id = str(written.metadata.topic("orders").id)
     assert shell.run("cat /image/topics/byName/orders/id") == topic_id + "\n"
     assert shell.run(f"ls /image/topics/byId/{topic_id}").split() == ["0", "1", "2", "id", "name"]
@@ -87,7 +90,8 @@ def test_kafkas_own_logs(capsys):
 def test_cli_non_interactive_and_piped(written, capsys, monkeypatch):
     assert main(["metadata-shell", written.data_dir, "-c", "cat /brokers/1/isFenced",
                  "-c", "ls /features"]) == 0
-    assert capsys.readouterr().out == "false\nmetadata.version\n"
+    assert capsys.readouterr().out == "false\n" + "".join(
+        f + "\n" for f in sorted([*written.metadata.features.finalized, "metadata.version"]))
     assert main(["metadata-shell", written.data_dir, "ls", "/image/cluster"]) == 0
     assert capsys.readouterr().out == "brokers\ncontrollers\n"
     assert main(["metadata-shell", written.data_dir, "-c", "cat /nope"]) == 1

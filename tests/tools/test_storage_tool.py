@@ -45,16 +45,24 @@ def test_format_writes_meta_properties_and_bootstrap_checkpoint_in_every_directo
     out = io.StringIO()
     result = format_storage(node(tmp_path), CLUSTER, out=out, rng=random.Random(1), now_ms=5)
     assert "Formatting metadata directory" in out.getvalue()
-    assert f"Formatting data directory {tmp_path / 'data'} with metadata.version 3.7-IV4." \
+    assert f"Formatting data directory {tmp_path / 'data'} with metadata.version 4.2-IV1." \
         in out.getvalue()
     for d in ("meta", "data"):
         meta = read_meta_properties(tmp_path / d)
         assert (meta.cluster_id, meta.node_id, meta.version) == (CLUSTER, 1, 1)
         assert meta.directory_id == result.formatted[str(tmp_path / d)]
         boot = records(tmp_path / d / "bootstrap.checkpoint")
-        assert [p.type_name for p in boot] == ["SNAPSHOT_HEADER", "FEATURE_LEVEL_RECORD",
-                                               "SNAPSHOT_FOOTER"]
-        assert boot[1].message.name == "metadata.version" and boot[1].message.feature_level == 19
+        assert boot[0].type_name == "SNAPSHOT_HEADER" and boot[-1].type_name == "SNAPSHOT_FOOTER"
+        features = [p for p in boot[1:-1] if p.type_name == "FEATURE_LEVEL_RECORD"]
+        levels = [(p.message.name, p.message.feature_level) for p in features]
+        # after the levels, ELR's safety record (a cluster-level min.insync.replicas)
+        rest = [(p.type_name, p.message.name) for p in boot[1 + len(features):-1]]
+        assert rest == [("CONFIG_RECORD", "min.insync.replicas")]
+        # Kafka 4.2's format: metadata.version (4.2-IV1, level 29) first, then the other
+        # finalized features at their defaults, by name
+        assert levels[0] == ("metadata.version", 29)
+        assert [n for n, _ in levels[1:]] == sorted(n for n, _ in levels[1:])
+        assert ("eligible.leader.replicas.version", 1) in levels
     ids = set(result.formatted.values())
     assert len(ids) == 2 and Uuid(bytes(16)) not in ids
     assert not (tmp_path / "meta" / "__cluster_metadata-0").exists()  # static quorum
