@@ -12,6 +12,7 @@ import struct
 from collections.abc import Iterator
 
 from ..errors import KraftError
+from ..protocol.errors import DecodeError
 from ..protocol.frames import ControlRecord
 from ..protocol.log import decode_batch_records, iter_log
 from ..protocol.records import LOG_OVERHEAD
@@ -70,7 +71,7 @@ def iter_arrow(data: bytes, *, where: str, start: int = 0, end: int | None = Non
     (c_off, c_base, c_epoch, c_ts, c_ctl, c_type, c_key_id, c_ver, c_json, c_key,
      c_val) = cols
     try:
-        for b in iter_log(data, decode=False):
+        for b in _batches(data, position):
             batch = b.batch
             if batch.last_offset < start or (end is not None and batch.base_offset >= end):
                 continue
@@ -110,6 +111,14 @@ def iter_arrow(data: bytes, *, where: str, start: int = 0, end: int | None = Non
     if c_off:
         yield pa.RecordBatch.from_arrays(
             [pa.array(c, type=f.type) for c, f in zip(cols, schema)], schema=schema)
+
+
+def _batches(data: bytes, position: int) -> Iterator[object]:
+    """iter_log's batches, with byte offsets in errors counted from the file's start."""
+    try:
+        yield from iter_log(data, decode=False)
+    except DecodeError as e:
+        raise e.within("", position) from None
 
 
 def read_file_bytes(path: str, position: int = 0, end: int | None = None) -> bytes:

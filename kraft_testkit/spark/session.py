@@ -171,9 +171,15 @@ def local_session(master: str = "local[2]", *, app_name: str = "kraft-testkit",
 
 def register(spark: "SparkSession") -> None:
     """Register the ``kraft-metadata`` data source with ``spark`` (registration is per session)."""
+    from pyspark.errors import AnalysisException
+
     from .source import KraftMetadataDataSource
 
-    spark.dataSource.register(KraftMetadataDataSource)
+    try:
+        spark.dataSource.register(KraftMetadataDataSource)
+    except AnalysisException as e:  # a session that shares a registry with one registered
+        if "DATA_SOURCE_ALREADY_EXISTS" not in str(e):
+            raise
 
 
 def _build_archive() -> int:
