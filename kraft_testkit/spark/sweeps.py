@@ -16,6 +16,7 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
@@ -56,17 +57,23 @@ def run_one(scenario: Callable[[int], Any], seed: int) -> tuple:
 
 
 def _ship_by_value(scenario: Callable) -> None:
-    """Workers import a scenario's module by name; a test module or ``__main__`` is not
-    importable there, so such a module travels by value (DESIGN.md section 8)."""
+    """Workers import a scenario's module by name; a test module (pytest imports those from
+    their folder, which workers do not see) travels by value instead (DESIGN.md section 8).
+    Modules of the standard library, installed packages and the kit go by reference."""
+    import sysconfig
+
     from pyspark import cloudpickle
 
-    name = getattr(scenario, "__module__", None)
-    module = sys.modules.get(name or "")
-    if module is None or name == "__main__" or name.startswith("kraft_testkit."):
+    while isinstance(scenario, partial):
+        scenario = scenario.func
+    name = getattr(scenario, "__module__", None) or ""
+    module = sys.modules.get(name)
+    origin = getattr(getattr(module, "__spec__", None), "origin", None) or ""
+    if module is None or name == "__main__" or name.split(".")[0] in ("kraft_testkit",):
         return
-    spec = getattr(module, "__spec__", None)
-    origin = getattr(spec, "origin", "") or ""
-    if "site-packages" not in origin:
+    installed = {sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib",
+                                                    "platlib")}
+    if origin and not any(origin.startswith(p) for p in installed):
         cloudpickle.register_pickle_by_value(module)
 
 
@@ -103,8 +110,6 @@ def sweep(scenario: Callable[[int], Any], seeds: Iterable[int] = range(100), *,
 def simulate_on_spark(seeds: Iterable[int], master: str, **options: Any) -> Iterator[Any]:
     """``kraft-testkit simulate --spark MASTER``: :func:`~kraft_testkit.tools.simulate.run_seed`
     for each seed as a Spark job; yields SeedResults as the plain runner does."""
-    from functools import partial
-
     from ..tools.simulate import SeedResult, run_seed
 
     df = sweep(partial(run_seed, **options), seeds, master=master)
