@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 from ..errors import KraftError
 from ..protocol.errors import DecodeError
-from ..protocol.frames import ControlRecord
+from ..protocol.frames import ControlRecord, _read_header, type_name
 from ..protocol.log import decode_batch_records, iter_log
 from ..protocol.records import LOG_OVERHEAD
 from ..tools.dump_log import payload_json
@@ -59,11 +59,38 @@ def batch_spans(data: bytes) -> list[tuple[int, int, int]]:
     return spans
 
 
+def _header_only(value: bytes, prerelease: bool) -> tuple[str, int, int]:
+    """(type name, api key, version) from a metadata record's frame header alone: the codec's
+    own header reader (cached by the first three bytes), without decoding the body."""
+    key = (value[:3], prerelease)
+    found = _HEADER_ROWS.get(key)
+    if found is None:
+        cls, version, _, pos, _ = _read_header(value, prerelease)
+        found = (_type_name(cls), cls._spec.api_key, version)
+        if pos == 3:  # three one-byte varints: the prefix decides
+            _HEADER_ROWS[key] = found
+    return found
+
+
+_HEADER_ROWS: dict[tuple[bytes, bool], tuple[str, int, int]] = {}
+_TYPE_NAMES: dict[type, str] = {}
+
+
+def _type_name(cls: type) -> str:
+    name = _TYPE_NAMES.get(cls)
+    if name is None:
+        name = _TYPE_NAMES[cls] = type_name(cls.__name__)
+    return name
+
+
 def iter_arrow(data: bytes, *, where: str, start: int = 0, end: int | None = None,
-               prerelease: bool = False, position: int = 0) -> Iterator[object]:
+               prerelease: bool = False, position: int = 0,
+               value_json: bool = True) -> Iterator[object]:
     """Arrow record batches of the records with ``start <= offset < end`` in ``data`` (whole
     log batches back to back). ``where`` names the file or endpoint in errors; ``position`` is
-    where ``data`` starts in that file, so errors give file positions."""
+    where ``data`` starts in that file, so errors give file positions. Without ``value_json``
+    record bodies are not decoded (``value_json`` is null): a bulk count runs several times
+    faster."""
     import pyarrow as pa
 
     schema = arrow_schema()
@@ -75,42 +102,63 @@ def iter_arrow(data: bytes, *, where: str, start: int = 0, end: int | None = Non
             batch = b.batch
             if batch.last_offset < start or (end is not None and batch.base_offset >= end):
                 continue
-            records = decode_batch_records(batch, prerelease=prerelease,
-                                           position=position + b.position)
             base, epoch = batch.base_offset, batch.partition_leader_epoch
             control = batch.is_control
-            for r in records:
-                off = r.offset
+            if value_json or control:
+                records = decode_batch_records(batch, prerelease=prerelease,
+                                               position=position + b.position)
+            else:
+                records = None
+            base_ts = batch.base_timestamp
+            for i, rec in enumerate(batch.records):
+                off = base + rec.offset_delta
                 if off < start or (end is not None and off >= end):
                     continue
-                p = r.payload
                 c_off.append(off)
                 c_base.append(base)
                 c_epoch.append(epoch)
-                c_ts.append(r.timestamp * 1000)
+                c_ts.append((base_ts + rec.timestamp_delta) * 1000)
                 c_ctl.append(control)
-                if p is None:
+                if records is not None:
+                    p = records[i].payload
+                    if p is None:
+                        c_type.append(None)
+                        c_key_id.append(None)
+                        c_ver.append(None)
+                    else:
+                        c_type.append(p.type_name)
+                        c_key_id.append(p.control_type if isinstance(p, ControlRecord)
+                                        else p.api_key)
+                        c_ver.append(p.version)
+                    c_json.append(payload_json(p) if value_json else None)
+                elif rec.value is None:
                     c_type.append(None)
                     c_key_id.append(None)
                     c_ver.append(None)
+                    c_json.append(None)
                 else:
-                    c_type.append(p.type_name)
-                    c_key_id.append(p.control_type if isinstance(p, ControlRecord)
-                                    else p.api_key)
-                    c_ver.append(p.version)
-                c_json.append(payload_json(p))
-                c_key.append(r.record.key)
-                c_val.append(r.record.value)
+                    name, api_key, version = _header_only(rec.value, prerelease)
+                    c_type.append(name)
+                    c_key_id.append(api_key)
+                    c_ver.append(version)
+                    c_json.append(None)
+                c_key.append(rec.key)
+                c_val.append(rec.value)
                 if len(c_off) >= ARROW_ROWS:
-                    yield pa.RecordBatch.from_arrays(
-                        [pa.array(c, type=f.type) for c, f in zip(cols, schema)], schema=schema)
+                    yield _arrow(cols, schema)
                     for c in cols:
                         c.clear()
     except KraftError as e:
         raise MetadataSourceError(f"kraft-metadata: {where}: {e}") from None
     if c_off:
-        yield pa.RecordBatch.from_arrays(
-            [pa.array(c, type=f.type) for c, f in zip(cols, schema)], schema=schema)
+        yield _arrow(cols, schema)
+
+
+def _arrow(cols: list[list], schema) -> object:
+    import pyarrow as pa
+
+    return pa.RecordBatch.from_arrays([pa.array(c, type=f.type) for c, f in zip(cols, schema)],
+                                      schema=schema)
 
 
 def _batches(data: bytes, position: int) -> Iterator[object]:

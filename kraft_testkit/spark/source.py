@@ -33,7 +33,8 @@ OPTIONS = {"path": "a log directory or file", "url": "serve()'s endpoint",
            "token": "serve()'s token", "startingoffsets": "earliest | latest | N | JSON",
            "endingoffsets": "latest | N | JSON (exclusive)",
            "maxrecordspertrigger": "records per micro-batch", "numpartitions": "N >= 1",
-           "prerelease": "true | false", "files": "log | snapshot"}
+           "prerelease": "true | false", "files": "log | snapshot",
+           "valuejson": "true | false (false: value_json is null, bodies are not decoded)"}
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,7 @@ class Options:
     num_partitions: int
     prerelease: bool
     files: str
+    value_json: bool = True
 
     @classmethod
     def parse(cls, raw: dict[str, str]) -> "Options":
@@ -64,10 +66,8 @@ class Options:
         if url is not None and not given.get("token"):
             raise SourceOptionError(f"{NAME}: option 'token' is required with 'url' (serve() "
                                     f"returns both)")
-        prerelease = given.get("prerelease", "false").lower()
-        if prerelease not in ("true", "false"):
-            raise SourceOptionError(f"{NAME}: option 'prerelease' must be true or false, got "
-                                    f"{prerelease!r}")
+        prerelease = _flag(given, "prerelease", "false")
+        value_json = _flag(given, "valuejson", "true")
         which = given.get("files", "log").lower()
         if which not in ("log", "snapshot"):
             raise SourceOptionError(f"{NAME}: option 'files' must be log or snapshot, got "
@@ -78,7 +78,14 @@ class Options:
                    max_records=_positive("maxrecordspertrigger", given.get(
                        "maxrecordspertrigger")),
                    num_partitions=_positive("numpartitions", given.get("numpartitions")) or 2,
-                   prerelease=prerelease == "true", files=which)
+                   prerelease=prerelease, files=which, value_json=value_json)
+
+
+def _flag(given: dict[str, str], name: str, default: str) -> bool:
+    value = given.get(name, default).lower()
+    if value not in ("true", "false"):
+        raise SourceOptionError(f"{NAME}: option '{name}' must be true or false, got {value!r}")
+    return value == "true"
 
 
 def _positive(name: str, text: str | None) -> int | None:
@@ -186,7 +193,7 @@ class FileBatchReader(DataSourceReader):
         data = read_file_bytes(partition.path, partition.position, partition.end)
         yield from iter_arrow(data, where=partition.path, start=partition.start_offset,
                               end=partition.end_offset, prerelease=self.opts.prerelease,
-                              position=partition.position)
+                              position=partition.position, value_json=self.opts.value_json)
 
 
 class LiveBatchReader(DataSourceReader):
@@ -262,4 +269,5 @@ def _read_range(opts: Options, partition: RangePartition) -> Iterator[object]:
     endpoint = Endpoint(opts.url, opts.token)
     data = endpoint.fetch(partition.start, partition.end)
     yield from iter_arrow(data, where=f"{opts.url} offsets [{partition.start}, {partition.end})",
-                          start=partition.start, end=partition.end, prerelease=opts.prerelease)
+                          start=partition.start, end=partition.end, prerelease=opts.prerelease,
+                          value_json=opts.value_json)

@@ -153,3 +153,12 @@ def test_plan_splits_large_files_at_batch_boundaries(golden, tmp_path, monkeypat
 def test_copy_of_a_golden_log_reads_as_the_original(spark, golden, tmp_path):
     shutil.copytree(golden / B, tmp_path / "node")
     assert _read(spark, tmp_path / "node").count() == 26
+
+
+def test_without_value_json_the_other_columns_are_the_same(spark, golden):
+    full = _read(spark, golden / B).drop("value_json").orderBy("offset").collect()
+    lite = _read(spark, golden / B, valueJson="false").orderBy("offset")
+    assert lite.where("value_json IS NOT NULL").count() == 0
+    assert lite.drop("value_json").collect() == full
+    with pytest.raises(Exception, match="option 'valuejson' must be true or false"):
+        _read(spark, golden / B, valueJson="maybe").count()
