@@ -191,8 +191,14 @@ def _build_archive() -> int:
         print(f"AppCDS archive already there: {archive}")
         return 0
     spark = local_session(cds="build")
-    spark.range(1000).groupBy((spark.range(1).id * 0).alias("k")).count().collect()
-    spark.read.format("kraft-metadata").option("path", str(Path(__file__).parent)).schema
+    import tempfile
+
+    from ..cluster import Cluster
+
+    with tempfile.TemporaryDirectory() as tmp:  # load the classes a test run loads
+        Cluster(controllers=1, brokers=1, seed=0).dump_log(f"{tmp}/00000000000000000000.log")
+        spark.range(1000).selectExpr("id % 3 AS k").groupBy("k").count().collect()
+        spark.read.format("kraft-metadata").load(tmp).groupBy("record_type").count().collect()
     spark.stop()
     print(f"AppCDS archive will be written at exit: {archive}")
     return 0
