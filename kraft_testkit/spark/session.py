@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..errors import ConfigError
 from .errors import SparkUnavailable
 
 if TYPE_CHECKING:
@@ -155,6 +156,13 @@ def local_session(master: str = "local[2]", *, app_name: str = "kraft-testkit",
     prepare_environment(java)
     from pyspark.sql import SparkSession
 
+    from pyspark import SparkContext
+
+    running = SparkContext._active_spark_context  # one per process (no public accessor)
+    if running is not None and running.master != master:
+        raise ConfigError(f"a Spark session on {running.master} is already "
+                          f"running in this process; one process has one SparkContext: pass "
+                          f"that session on, or stop it before asking for {master}")
     settings = dict(TEST_CONF)
     cds = cds or os.environ.get("KRAFT_SPARK_CDS", "auto")
     settings["spark.driver.extraJavaOptions"] = jvm_flags(java, cds)

@@ -72,3 +72,20 @@ def test_factory_gives_a_session_with_its_own_sql_conf(spark, kraft_spark_factor
     assert df.count() == 24  # the source is registered in the child session too
     with pytest.raises(ConfigError, match="spark.driver.memory"):
         kraft_spark_factory(**{"spark.driver.memory": "2g"})
+
+
+def test_importing_the_plugin_and_the_package_loads_no_pyspark():
+    import subprocess
+
+    code = ("import sys, pytest_kraft.plugin, kraft_testkit.spark; "
+            "from kraft_testkit.spark import errors; "
+            "assert not any(m.startswith(('pyspark', 'py4j')) for m in sys.modules), 'loaded'")
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
+
+
+def test_a_second_master_in_one_process_is_a_config_error(spark):
+    from kraft_testkit.spark import local_session
+
+    assert local_session() is not None  # the same master: the running session
+    with pytest.raises(ConfigError, match="already running"):
+        local_session("local[3]")
