@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 from ..errors import KraftError
 from ..protocol.errors import DecodeError
-from ..protocol.frames import ControlRecord, _read_header, type_name
+from ..protocol.frames import ControlRecord, MetadataRecord, _read_header, type_name
 from ..protocol.log import decode_batch_records, iter_log
 from ..protocol.records import LOG_OVERHEAD
 from ..tools.dump_log import payload_json
@@ -72,6 +72,16 @@ def _header_only(value: bytes, prerelease: bool) -> tuple[str, int, int]:
     return found
 
 
+_NO_VALUE = (None, None, None)
+
+
+def _payload_head(p: MetadataRecord | ControlRecord | None) -> tuple:
+    if p is None:
+        return _NO_VALUE
+    return (p.type_name, p.control_type if isinstance(p, ControlRecord) else p.api_key,
+            p.version)
+
+
 _HEADER_ROWS: dict[tuple[bytes, bool], tuple[str, int, int]] = {}
 _TYPE_NAMES: dict[type, str] = {}
 
@@ -102,52 +112,39 @@ def iter_arrow(data: bytes, *, where: str, start: int = 0, end: int | None = Non
             batch = b.batch
             if batch.last_offset < start or (end is not None and batch.base_offset >= end):
                 continue
-            base, epoch = batch.base_offset, batch.partition_leader_epoch
-            control = batch.is_control
-            if value_json or control:
-                records = decode_batch_records(batch, prerelease=prerelease,
-                                               position=position + b.position)
+            base, base_ts, control = batch.base_offset, batch.base_timestamp, batch.is_control
+            records = batch.records
+            decoded = decode_batch_records(batch, prerelease=prerelease,
+                                           position=position + b.position) \
+                if value_json or control else None
+            if batch.base_offset < start or (end is not None and batch.last_offset >= end):
+                keep = [i for i, r in enumerate(records)
+                        if start <= base + r[0] and (end is None or base + r[0] < end)]
+                records = [records[i] for i in keep]
+                decoded = None if decoded is None else [decoded[i] for i in keep]
+            n = len(records)
+            c_off.extend([base + r[0] for r in records])  # Record: offset_delta, ts_delta,
+            c_ts.extend([(base_ts + r[1]) * 1000 for r in records])  # key, value, ...
+            c_base.extend([base] * n)
+            c_epoch.extend([batch.partition_leader_epoch] * n)
+            c_ctl.extend([control] * n)
+            c_key.extend([r[2] for r in records])
+            c_val.extend([r[3] for r in records])
+            if decoded is None:
+                heads = [_NO_VALUE if r[3] is None else _header_only(r[3], prerelease)
+                         for r in records]
+                c_json.extend([None] * n)
             else:
-                records = None
-            base_ts = batch.base_timestamp
-            for i, rec in enumerate(batch.records):
-                off = base + rec.offset_delta
-                if off < start or (end is not None and off >= end):
-                    continue
-                c_off.append(off)
-                c_base.append(base)
-                c_epoch.append(epoch)
-                c_ts.append((base_ts + rec.timestamp_delta) * 1000)
-                c_ctl.append(control)
-                if records is not None:
-                    p = records[i].payload
-                    if p is None:
-                        c_type.append(None)
-                        c_key_id.append(None)
-                        c_ver.append(None)
-                    else:
-                        c_type.append(p.type_name)
-                        c_key_id.append(p.control_type if isinstance(p, ControlRecord)
-                                        else p.api_key)
-                        c_ver.append(p.version)
-                    c_json.append(payload_json(p) if value_json else None)
-                elif rec.value is None:
-                    c_type.append(None)
-                    c_key_id.append(None)
-                    c_ver.append(None)
-                    c_json.append(None)
-                else:
-                    name, api_key, version = _header_only(rec.value, prerelease)
-                    c_type.append(name)
-                    c_key_id.append(api_key)
-                    c_ver.append(version)
-                    c_json.append(None)
-                c_key.append(rec.key)
-                c_val.append(rec.value)
-                if len(c_off) >= ARROW_ROWS:
-                    yield _arrow(cols, schema)
-                    for c in cols:
-                        c.clear()
+                heads = [_payload_head(d.payload) for d in decoded]
+                c_json.extend([payload_json(d.payload) if value_json else None
+                               for d in decoded])
+            c_type.extend([h[0] for h in heads])
+            c_key_id.extend([h[1] for h in heads])
+            c_ver.extend([h[2] for h in heads])
+            if len(c_off) >= ARROW_ROWS:
+                yield _arrow(cols, schema)
+                for c in cols:
+                    c.clear()
     except KraftError as e:
         raise MetadataSourceError(f"kraft-metadata: {where}: {e}") from None
     if c_off:
