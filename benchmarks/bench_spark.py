@@ -135,13 +135,13 @@ def bench_latency(spark, commits: int) -> None:
           f"max {latencies[-1] * 1e3:.0f} ms")
 
 
-def bench_sweep(spark, seeds: int, repeat: int) -> None:
+def bench_sweep(spark, seeds: int, repeat: int, minutes: float) -> None:
     from functools import partial
 
     from kraft_testkit.spark import sweep
     from kraft_testkit.tools.simulate import run_seed
 
-    scenario = partial(run_seed, voters=3, minutes=0.5)
+    scenario = partial(run_seed, voters=3, minutes=minutes)
     plain, on_spark = [], []
     for _ in range(repeat):
         t = time.perf_counter()
@@ -151,7 +151,7 @@ def bench_sweep(spark, seeds: int, repeat: int) -> None:
         rows = sweep(scenario, range(seeds), spark=spark).collect()
         on_spark.append(seeds / (time.perf_counter() - t))
         assert [r.digest for r in rows] == plain_digests
-    print(f"sweep of {seeds} seeds (3 voters, 0.5 virtual min, random faults): plain "
+    print(f"sweep of {seeds} seeds (3 voters, {minutes:g} virtual min, random faults): plain "
           f"{statistics.median(plain):.1f} seeds/s ({min(plain):.1f}-{max(plain):.1f}), "
           f"local[2] {statistics.median(on_spark):.1f} seeds/s "
           f"({min(on_spark):.1f}-{max(on_spark):.1f}), ratio "
@@ -164,6 +164,8 @@ def main() -> None:
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--only", default="cold,count,latency,sweep")
     p.add_argument("--child", default=None)
+    p.add_argument("--sweep-minutes", type=float, default=5.0,
+                   help="virtual minutes of faults per seed in the sweep case")
     args = p.parse_args()
     if args.child:
         return child(args.child)
@@ -182,7 +184,7 @@ def main() -> None:
         if "latency" in only:
             bench_latency(spark, 5 if args.quick else 15)
         if "sweep" in only:
-            bench_sweep(spark, 8 if args.quick else 24, repeat)
+            bench_sweep(spark, 8 if args.quick else 16, repeat, args.sweep_minutes)
     print(f"load average at end: {os.getloadavg()[0]:.1f}")
 
 
