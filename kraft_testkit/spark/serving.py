@@ -23,6 +23,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from ..errors import ConfigError
 from .client import TOKEN_HEADER
+from .errors import EndpointError
 
 
 class ServedLog(dict):
@@ -36,6 +37,9 @@ class ServedLog(dict):
         if not hasattr(cluster, "sim") or not hasattr(cluster, "controllers"):
             raise ConfigError(f"serve() needs a kraft_testkit Cluster, got {cluster!r}")
         self._cluster = cluster
+        if not self._replicas():
+            raise EndpointError("serve(): no controller of this cluster is running (a stopped "
+                                "cluster has no log to serve); start one first")
         self._lock = threading.Lock()
         self._bases: list[int] = []   # base offset of each published batch
         self._data: list[bytes] = []  # its bytes, as in the segment file

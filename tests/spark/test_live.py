@@ -182,3 +182,11 @@ def test_starting_offsets_latest_reads_only_new_records(spark, tmp_path):
         query.stop()
     assert seen and min(seen) >= start and sorted(seen) == seen
     served.close()
+
+
+def test_serving_a_stopped_cluster_is_a_clear_error():
+    c = Cluster(seed=3, brokers=0)
+    for h in c.controllers:
+        c.faults.kill(h)
+    with pytest.raises(EndpointError, match="no controller of this cluster is running"):
+        serve(c)
