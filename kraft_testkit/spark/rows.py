@@ -7,7 +7,6 @@ what ``kraft-testkit dump-log`` prints (Kafka's field names); nothing is decoded
 
 from __future__ import annotations
 
-import os
 import struct
 from collections.abc import Iterator
 
@@ -101,8 +100,6 @@ def iter_arrow(data: bytes, *, where: str, start: int = 0, end: int | None = Non
     where ``data`` starts in that file, so errors give file positions. Without ``value_json``
     record bodies are not decoded (``value_json`` is null): a bulk count runs several times
     faster."""
-    import pyarrow as pa
-
     schema = arrow_schema()
     cols: list[list] = [[] for _ in COLUMNS]
     (c_off, c_base, c_epoch, c_ts, c_ctl, c_type, c_key_id, c_ver, c_json, c_key,
@@ -170,7 +167,3 @@ def read_file_bytes(path: str, position: int = 0, end: int | None = None) -> byt
     with open(path, "rb") as f:
         f.seek(position)
         return f.read() if end is None else f.read(end - position)
-
-
-def file_size(path: str) -> int:
-    return os.path.getsize(path)
