@@ -24,16 +24,23 @@ def _json(obj: object) -> str:
     return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
 
 
-def payload_text(payload: MetadataRecord | ControlRecord | None) -> str:
-    """`` payload: {...}`` for metadata records, `` LeaderChange: {...}`` for control records."""
+def payload_json(payload: MetadataRecord | ControlRecord | None) -> str:
+    """The JSON that Kafka's dump tool prints for a record value (``null`` for no value)."""
     if payload is None:
-        return " payload: null"
+        return "null"
     if isinstance(payload, ControlRecord):
-        label = _CONTROL_LABELS.get(payload.type_name, payload.type_name)
         data = payload.message.to_json(payload.version) if payload.message is not None else {
             "version": payload.version}
-        return f" {label}: {_json(data)}"
-    return f" payload: {_json(payload.to_json())}"
+        return _json(data)
+    return _json(payload.to_json())
+
+
+def payload_text(payload: MetadataRecord | ControlRecord | None) -> str:
+    """`` payload: {...}`` for metadata records, `` LeaderChange: {...}`` for control records."""
+    if isinstance(payload, ControlRecord):
+        label = _CONTROL_LABELS.get(payload.type_name, payload.type_name)
+        return f" {label}: {payload_json(payload)}"
+    return f" payload: {payload_json(payload)}"
 
 
 def batch_line(b: LogBatch) -> str:

@@ -68,6 +68,7 @@ class SeedResult:
     commits: int = 0
     wall_s: float = 0.0
     trace_tail: list[str] = field(default_factory=list)
+    virtual_ms: int = 0
 
 
 class _Run:
@@ -192,6 +193,7 @@ def run_seed(seed: int, *, voters: int = 5, minutes: float = 10.0, faults: str =
     result.digest = q.trace.digest()
     result.events = len(q.trace)
     result.commits = q.high_watermark
+    result.virtual_ms = q.now_ms
     result.wall_s = time.perf_counter() - started
     return result
 
@@ -223,7 +225,12 @@ def parse_seeds(text: str) -> range:
 
 
 def iter_results(seeds: range, voters: int, minutes: float, faults: str, wire: bool,
-                 workers: int) -> Iterator[SeedResult]:
+                 workers: int, spark: str | None = None) -> Iterator[SeedResult]:
+    if spark is not None:  # the same run_seed, as a Spark job on that master
+        from kraft_testkit.spark.sweeps import simulate_on_spark
+        yield from simulate_on_spark(seeds, spark, voters=voters, minutes=minutes,
+                                     faults=faults, wire=wire)
+        return
     jobs = [(s, voters, minutes, faults, wire) for s in seeds]
     if workers <= 1:
         yield from map(_run_one, jobs)
@@ -254,7 +261,7 @@ def main(args: argparse.Namespace) -> int:
     with Progress(*columns, console=console, transient=not console.is_terminal) as progress:
         task = progress.add_task("seeds", total=len(seeds), bad=0)
         for result in iter_results(seeds, args.voters, args.minutes, args.faults, args.wire,
-                                   args.workers):
+                                   args.workers, getattr(args, "spark", None)):
             if not result.ok:
                 failures.append(result)
             progress.update(task, advance=1, bad=len(failures))
@@ -303,6 +310,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="skip encoding every message to Kafka bytes (faster)")
     p.add_argument("-v", "--verbose", action="store_true",
                    help="print the trace tail of each violation")
+    p.add_argument("--spark", metavar="MASTER", default=None,
+                   help="run the seeds as a Spark job on MASTER (local[2], spark://host:7077; "
+                        "needs pip install 'kraft-testkit[spark]' and Java 17)")
     p.set_defaults(func=main)
 
 

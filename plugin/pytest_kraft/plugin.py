@@ -238,3 +238,24 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     section = kraft_section(item)
     if section is not None:
         report.sections.append(("kraft_testkit", section))
+
+
+# ------------------------------------------------------------- Spark (pyspark loads on first use)
+
+@pytest.fixture(scope="session")
+def kraft_spark():
+    """One local SparkSession for the whole run (local[2], UI off, tuned to start fast) with the
+    ``kraft-metadata`` source registered; skips with one clear sentence when Java 17/21 or
+    pyspark is missing. See docs/spark.md."""
+    from kraft_testkit.spark.fixture import session_or_skip
+
+    yield from session_or_skip()
+
+
+@pytest.fixture
+def kraft_spark_factory(kraft_spark):
+    """``factory(**conf)``: a session of its own (shared JVM, own SQL conf and temp views) for a
+    test that changes Spark settings; JVM-level settings are a ConfigError."""
+    from kraft_testkit.spark.fixture import child_session
+
+    return lambda **conf: child_session(kraft_spark, conf)

@@ -1,0 +1,48 @@
+"""What the pytest plugin's Spark fixtures do, kept here so the plugin imports nothing heavy."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING
+
+from ..errors import ConfigError
+from .errors import SparkUnavailable
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+
+def session_or_skip() -> Iterator["SparkSession"]:
+    """Yield the run's one local session, stopping it at the end; skip (with the reason) when
+    Spark cannot start here. Any other failure to start is an error, never a silent skip."""
+    import pytest
+
+    from .session import local_session
+
+    try:
+        spark = local_session()
+    except SparkUnavailable as e:
+        pytest.skip(str(e))
+    try:
+        yield spark
+    finally:
+        for query in spark.streams.active:
+            query.stop()
+        spark.stop()
+
+
+def child_session(spark: "SparkSession", conf: Mapping[str, object]) -> "SparkSession":
+    """A new session on the same SparkContext with ``conf`` set (only settings Spark can change
+    at run time; a data source registration is per session, so it is repeated here)."""
+    from .session import register
+
+    child = spark.newSession()
+    for key, value in conf.items():
+        if not child.conf.isModifiable(key):
+            raise ConfigError(
+                f"Spark setting {key!r} cannot change in a running JVM (it is fixed when the "
+                f"first session starts); run such a test in its own process with "
+                f"local_session({key!r}=...)")
+        child.conf.set(key, str(value).lower() if isinstance(value, bool) else str(value))
+    register(child)
+    return child
