@@ -473,7 +473,7 @@ def encode_batch(b: RecordBatch) -> bytes:
     body = b"".join([_encode_record(r) for r in b.records])
     codec = b.attributes & 7
     if codec == 1:
-        body = gzip.compress(body)
+        body = gzip.compress(body, mtime=0)  # as Java's GZIPOutputStream: no timestamp, same bytes every time
     elif codec:
         raise EncodeError(f"compression {COMPRESSION_NAMES.get(codec, codec)} is not supported")
     last_delta = b.last_offset_delta if b.last_offset_delta >= 0 else len(b.records) - 1

@@ -197,3 +197,20 @@ def test_built_batch_round_trips_metadata_records():
     assert [r.payload.message for r in lb.records] == msgs
     assert lb.batch.last_offset == 42 and lb.batch.partition_leader_epoch == 3
     assert lb.size == len(batch.encode())
+
+
+def test_gzip_batches_encode_to_the_same_bytes_whatever_the_wall_clock(monkeypatch):
+    """gzip's header has a timestamp; Kafka (Java's GZIPOutputStream) writes 0 there, and so must
+    we, or the same batch gives other bytes a second later (a Hypothesis round trip caught it)."""
+    import time as time_module
+
+    plain = RecordBatch.build(0, [b"abc" * 20, b"def"], timestamp_ms=5, leader_epoch=1)
+    batch = RecordBatch(plain.base_offset, plain.records, plain.partition_leader_epoch,
+                        1, plain.last_offset_delta, plain.base_timestamp, plain.max_timestamp)
+    first = records.encode_batch(batch)
+    monkeypatch.setattr(time_module, "time", lambda: 4_000_000_000.0)
+    assert records.encode_batch(batch) == first
+    body = first[records.HEADER_SIZE:]
+    assert body[:2] == b"\x1f\x8b" and body[4:8] == b"\x00\x00\x00\x00"  # gzip MTIME = 0
+    [(_, back)] = list(records.iter_batches(first))
+    assert [r.value for r in back.records] == [b"abc" * 20, b"def"]
