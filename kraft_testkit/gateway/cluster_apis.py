@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from kraft_testkit.broker.metadata_view import metadata_response, reported_controller_id
-from kraft_testkit.controller.features import DEFAULT_SUPPORTED_FEATURES, finalized_features
+from kraft_testkit.controller.features import finalized_features, supported_features_of
 from kraft_testkit.protocol import messages as M
 from kraft_testkit.protocol.error_codes import ErrorCode
 
@@ -27,7 +27,7 @@ _AV = M.ApiVersionsResponse
 _DC = M.DescribeClusterResponse
 _MD = M.MetadataResponse
 ENDPOINT_BROKER, ENDPOINT_CONTROLLER = 1, 2
-KRAFT_VERSION = ("kraft.version", 0, 1)
+KRAFT_VERSION = ("kraft.version", 0, 0)  # static voters: KIP-853's level 1 is not supported yet
 
 
 def node_image(ctx: RequestContext) -> Any:
@@ -45,7 +45,7 @@ def api_versions_response(ctx: RequestContext, apis: dict[int, range], error: in
                  for k, r in sorted(apis.items()))
     image = node_image(ctx)
     supported = [_AV.SupportedFeatureKey(name=name, min_version=r.min, max_version=r.max)
-                 for name, r in sorted(DEFAULT_SUPPORTED_FEATURES.items())]
+                 for name, r in sorted(supported_features_of(ctx.cluster.config).items())]
     supported.append(_AV.SupportedFeatureKey(name=KRAFT_VERSION[0], min_version=KRAFT_VERSION[1],
                                              max_version=KRAFT_VERSION[2]))
     finalized = []
