@@ -58,7 +58,8 @@ def run_one(scenario: Callable[[int], Any], seed: int) -> tuple:
 
 def _ship_by_value(scenario: Callable) -> None:
     """Workers import a scenario's module by name; a test module (pytest imports those from
-    their folder, which workers do not see) travels by value instead (cloudpickle.register_pickle_by_value).
+    their folder, which workers do not see) travels by value instead
+    (``cloudpickle.register_pickle_by_value``).
     Modules of the standard library, installed packages and the kit go by reference."""
     import sysconfig
 
