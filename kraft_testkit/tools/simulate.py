@@ -283,9 +283,9 @@ def main(args: argparse.Namespace) -> int:
                 print("    " + line)
         print(f"  replay: {replay_command(args, r.seed)}")
     rate = len(seeds) / progress.cpu_s if progress.cpu_s else 0.0
-    print(f"{len(seeds)} seeds ({what}, {args.minutes:g} virtual min each), "
-          f"{len(failures)} violations ({progress.wall_s:.1f} s wall, "
-          f"{progress.cpu_s:.1f} s cpu in the runs, {rate:.2f} seeds per cpu-second)")
+    print(f"{len(seeds)} seeds, {len(failures)} violations ({what}, {args.minutes:g} virtual "
+          f"min each; {progress.wall_s:.1f} s wall, {progress.cpu_s:.1f} cpu-s in the runs, "
+          f"{rate:.2f} seeds per cpu-second)")
     return 1 if failures else 0
 
 
