@@ -345,8 +345,8 @@ def run_one(args: tuple) -> SeedResult:
 
 def replay_command(args: Any, seed: int) -> str:
     parts = ["kraft-testkit simulate --cluster", f"--controllers {args.controllers}",
-             f"--brokers {args.brokers}", f"--seeds {seed}:{seed + 1}", f"--minutes {args.minutes:g}",
-             f"--faults {args.faults}"]
+             f"--brokers {args.brokers}", f"--seeds {seed}:{seed + 1}",
+             f"--minutes {args.minutes:g}", f"--faults {args.faults}"]
     if not args.wire:
         parts.append("--no-wire")
     return " ".join(parts)

@@ -243,8 +243,9 @@ def replay_command(args: argparse.Namespace, seed: int) -> str:
     if getattr(args, "cluster", False):
         from .cluster_simulate import replay_command as cluster_replay
         return cluster_replay(args, seed)
-    parts = ["kraft-testkit simulate", f"--voters {args.voters}", f"--seeds {seed}",
-             f"--minutes {args.minutes:g}", f"--faults {args.faults}"]
+    parts = ["kraft-testkit simulate", f"--voters {args.voters}",
+             f"--seeds {seed}:{seed + 1}", f"--minutes {args.minutes:g}",
+             f"--faults {args.faults}"]
     if not args.wire:
         parts.append("--no-wire")
     return " ".join(parts)
