@@ -46,6 +46,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--out", default="cluster_sweep.jsonl")
     parser.add_argument("--summary", metavar="JSONL", help="only summarize an existing file")
+    parser.add_argument("--resume", action="store_true",
+                        help="skip the seeds --out already holds (append the rest)")
     args = parser.parse_args(argv)
     if args.summary:
         with open(args.summary) as f:
@@ -55,8 +57,15 @@ def main(argv: list[str] | None = None) -> int:
 
     from kraft_testkit.tools.progress import SweepProgress
 
+    done: set[int] = set()
+    if args.resume:
+        try:
+            with open(args.out) as f:
+                done = {json.loads(line)["seed"] for line in f if line.strip()}
+        except FileNotFoundError:
+            pass
     jobs = [(s, args.controllers, args.brokers, args.minutes, "random", True)
-            for s in args.seeds]
+            for s in args.seeds if s not in done]
     rows = []
     started = time.perf_counter()
     with open(args.out, "a") as out, \
