@@ -129,3 +129,11 @@ def test_progress_on_a_terminal_draws_a_bar():
         progress.advance(False)
     text = out.getvalue()
     assert "simulate --cluster" in text and "seeds/s" in text and "1 violations" in text
+
+
+@pytest.mark.slow
+def test_twenty_ten_minute_cluster_seeds_have_no_violation():
+    """The sweep in small (about a minute of cpu): `pytest -m slow`."""
+    bad = [(r.seed, r.kind, r.detail) for r in
+           (cs.run_cluster_seed(seed, minutes=10) for seed in range(5_000, 5_020)) if not r.ok]
+    assert not bad
