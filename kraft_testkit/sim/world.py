@@ -258,22 +258,23 @@ class Simulation:
 
     def _check_event(self) -> None:
         """The check after one event: incremental checkers see only the nodes it touched."""
-        touched = self._touched
-        self.touched = frozenset(touched)
-        touched.clear()
+        touched = frozenset(self._touched)
+        self._touched.clear()
+        self._run_checks(touched)
+
+    def _run_checks(self, touched: frozenset[int] | None = None) -> None:
         try:
-            self._run_checks()
+            for name, check in self._invariants:
+                # only a checker that says it is incremental is handed the touched nodes
+                self.touched = touched if getattr(check, "incremental", False) else None
+                try:
+                    ok = check(self)
+                except AssertionError as error:
+                    raise self._violation(name, str(error) or "assertion failed") from error
+                if ok is False:
+                    raise self._violation(name, "returned False")
         finally:
             self.touched = None
-
-    def _run_checks(self) -> None:
-        for name, check in self._invariants:
-            try:
-                ok = check(self)
-            except AssertionError as error:
-                raise self._violation(name, str(error) or "assertion failed") from error
-            if ok is False:
-                raise self._violation(name, "returned False")
 
     def _violation(self, name: str, detail: str) -> InvariantViolation:
         return InvariantViolation(
