@@ -278,8 +278,16 @@ def register_broker(ctx: ControllerContext, request: M.BrokerRegistrationRequest
         return ControllerResult((), M.BrokerRegistrationResponse(error_code=refused.code))
     epoch = rec.message.broker_epoch
     manager.register(request.broker_id, epoch, ctx.now_ms, registration_offset=ctx.next_offset)
-    return ControllerResult((rec,), M.BrokerRegistrationResponse(error_code=ErrorCode.NONE,
-                                                                 broker_epoch=epoch))
+    records: list[MetadataRecord] = []
+    existing = ctx.image.cluster.broker(request.broker_id)
+    if existing is not None and existing.incarnation_id != request.incarnation_id:
+        # Kafka's registerBroker runs handleBrokerShutdown for the incarnation it replaces
+        # (the non-ELR branch: as a fencing): the old one may still lead partitions when its
+        # lease ran out but the lease task has not fenced it yet, and the new registration
+        # starts fenced. The broker epoch stays the batch's first offset, as in Kafka.
+        records = list(_replication().handle_broker_fenced(ctx, request.broker_id))
+    return ControllerResult((*records, rec), M.BrokerRegistrationResponse(
+        error_code=ErrorCode.NONE, broker_epoch=epoch))
 
 
 # ---------------------------------------------------------------- ControllerRegistration

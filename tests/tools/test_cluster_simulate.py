@@ -137,3 +137,12 @@ def test_twenty_ten_minute_cluster_seeds_have_no_violation():
     bad = [(r.seed, r.kind, r.detail) for r in
            (cs.run_cluster_seed(seed, minutes=10) for seed in range(5_000, 5_020)) if not r.ok]
     assert not bad
+
+
+def test_sweep_finding_seed_159_a_new_incarnation_takes_leadership_from_the_old_one():
+    """Found by the 1,000-seed sweep: broker 2, killed while leading t1-1, registered again
+    the instant its lease ran out, before the lease task fenced it; the new registration is
+    fenced, so the image showed a fenced leader. Kafka's registerBroker moves the replaced
+    incarnation out of leadership and ISRs in the same batch (handleBrokerShutdown)."""
+    result = cs.run_cluster_seed(159, minutes=1.55)
+    assert result.ok, (result.kind, result.detail)
