@@ -48,6 +48,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--summary", metavar="JSONL", help="only summarize an existing file")
     parser.add_argument("--resume", action="store_true",
                         help="skip the seeds --out already holds (append the rest)")
+    parser.add_argument("--skip", action="append", default=[], metavar="JSONL",
+                        help="also skip the seeds this file holds (another run's output)")
+    parser.add_argument("--shard", default="0/1", metavar="K/N",
+                        help="run only the seeds with seed %% N == K (split a sweep over runs)")
     args = parser.parse_args(argv)
     if args.summary:
         with open(args.summary) as f:
@@ -58,14 +62,15 @@ def main(argv: list[str] | None = None) -> int:
     from kraft_testkit.tools.progress import SweepProgress
 
     done: set[int] = set()
-    if args.resume:
+    for path in ([args.out] if args.resume else []) + args.skip:
         try:
-            with open(args.out) as f:
-                done = {json.loads(line)["seed"] for line in f if line.strip()}
+            with open(path) as f:
+                done |= {json.loads(line)["seed"] for line in f if line.strip()}
         except FileNotFoundError:
             pass
+    k, n = (int(x) for x in args.shard.split("/"))
     jobs = [(s, args.controllers, args.brokers, args.minutes, "random", True)
-            for s in args.seeds if s not in done]
+            for s in args.seeds if s not in done and s % n == k]
     rows = []
     started = time.perf_counter()
     with open(args.out, "a") as out, \
