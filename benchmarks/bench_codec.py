@@ -1,7 +1,7 @@
 """Decode / re-encode throughput of the protocol codec, side by side with kio on the same bytes.
 
 Run ``python benchmarks/bench_codec.py`` (``--quick`` for a short run, ``--repeat N`` for more
-best-of repeats). Needs the golden logs in ``../shared/kafka-golden`` and, for the kio column,
+best-of repeats). Needs the golden logs (``tests/golden``, or ``../shared/kafka-golden``) and, for the kio column,
 the ``kio`` package (``pip install kio``); without it the kio column shows ``-``.
 
 What is measured (best of several repeats of the process's CPU time, ``time.process_time``:
@@ -48,14 +48,16 @@ try:
 except ImportError:  # pragma: no cover - kio is optional
     kio_read_batch = entity_reader = entity_writer = None
 
-GOLDEN = ROOT.parent / "shared" / "kafka-golden"
+# the golden logs ship in tests/golden; a checkout beside the shared folder has them there too
+GOLDEN_DIRS = (ROOT / "tests" / "golden", ROOT.parent / "shared" / "kafka-golden")
 TARGET_RECORDS = 100_000
 
 
 def golden_segment(folder: str) -> bytes:
-    paths = sorted(GOLDEN.glob(f"**/{folder}*/__cluster_metadata-0/00000000000000000000.log"))
+    paths = [p for d in GOLDEN_DIRS
+             for p in sorted(d.glob(f"**/{folder}*/__cluster_metadata-0/00000000000000000000.log"))]
     if not paths:
-        sys.exit(f"golden log {folder} not found under {GOLDEN}")
+        sys.exit(f"golden log {folder} not found under {' or '.join(map(str, GOLDEN_DIRS))}")
     return paths[0].read_bytes()
 
 

@@ -284,16 +284,18 @@ def register_broker(ctx: ControllerContext, request: M.BrokerRegistrationRequest
     existing = ctx.image.cluster.broker(request.broker_id)
     cleanup: list[MetadataRecord] = []
     if existing is not None and existing.incarnation_id != request.incarnation_id:
-        # Kafka 4.x (handleBrokerShutdown): a new incarnation leaves the ISRs before its
-        # RegisterBrokerRecord; with ELR on, one that cannot prove a clean shutdown
-        # (PreviousBrokerEpoch is not its registered epoch) leaves the ELRs too
+        # Kafka 4.x (handleBrokerShutdown): the incarnation it replaces leaves the ISRs and its
+        # leaderships before the RegisterBrokerRecord (it may still lead when its lease ran out
+        # but the lease task has not fenced it yet: seed 159 of the cluster sweep); with ELR on,
+        # one that cannot prove a clean shutdown (PreviousBrokerEpoch is not its registered
+        # epoch) leaves the ELRs too
         clean = getattr(request, "previous_broker_epoch", -1) == existing.epoch
         cleanup = _replication().handle_broker_shutdown(ctx, request.broker_id, clean=clean)
-    if cleanup:
-        ctx = dataclasses.replace(ctx, next_offset=ctx.next_offset + len(cleanup))
-        rec = _registration_record(ctx, manager, request)
+    # the broker epoch is the batch's first offset (Kafka's nextWriteOffset), the cleanup
+    # records included; the broker unfences once it has caught up to its RegisterBrokerRecord
     epoch = rec.message.broker_epoch
-    manager.register(request.broker_id, epoch, ctx.now_ms, registration_offset=ctx.next_offset)
+    manager.register(request.broker_id, epoch, ctx.now_ms,
+                     registration_offset=ctx.next_offset + len(cleanup))
     return ControllerResult((*cleanup, rec), M.BrokerRegistrationResponse(
         error_code=ErrorCode.NONE, broker_epoch=epoch))
 

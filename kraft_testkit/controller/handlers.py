@@ -91,6 +91,11 @@ def lease_task(qc: QuorumController, now_ms: int) -> int | None:
 def noop_task(qc: QuorumController, now_ms: int) -> int | None:
     """A NoOpRecord every metadata.max.idle.interval.ms after the previous one (Kafka's rule)."""
     last = qc.soft.setdefault("noop.last_ms", now_ms)
+    interval = noop.noop_interval_ms(qc.config, qc.image)
+    if interval is None or now_ms < last + interval:
+        # what the two calls below answer when nothing is due, without building contexts
+        # (this runs after every event of the active controller)
+        return None if interval is None else last + interval
     ctx = qc.context(now_ms)
     result = noop.maybe_noop(ctx, last)
     if result is not None:
@@ -102,6 +107,9 @@ def noop_task(qc: QuorumController, now_ms: int) -> int | None:
 
 def token_task(qc: QuorumController, now_ms: int) -> int | None:
     """Remove expired delegation tokens, every expiry check interval."""
+    due = qc.soft.get("tokens.next_check_ms")
+    if due is not None and now_ms < due:
+        return due  # not due: the settings are not needed (this runs after every event)
     settings = tokens.settings_of(qc.context(now_ms))
     due = qc.soft.setdefault("tokens.next_check_ms", now_ms + settings.expiry_check_interval_ms)
     if now_ms >= due:

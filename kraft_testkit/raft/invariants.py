@@ -81,15 +81,24 @@ class RaftInvariants:
         self._committed_in: dict[int, int] = {}  # epoch -> largest high watermark seen in it
         self._sim: Any = None
 
-    def __call__(self, sim: Any) -> None:
-        self.check(sim, _machine)
+    incremental = True  # after an event, only the nodes it touched can have changed
 
-    def check(self, sim: Any, replica_of: Callable[[Any], Any]) -> None:
+    def __call__(self, sim: Any) -> None:
+        touched = getattr(sim, "touched", None)
+        if touched is None:
+            self.check(sim, _machine)
+        elif touched:
+            processes = sim.processes
+            self.check(sim, _machine, {n: processes[n] for n in sorted(touched) if n in processes})
+
+    def check(self, sim: Any, replica_of: Callable[[Any], Any],
+              processes: Any = None) -> None:
         """Check after an event of ``sim``; ``replica_of(process)`` gives a process's replica
-        (objects that are not a :class:`RaftReplica`, such as None, are skipped)."""
+        (objects that are not a :class:`RaftReplica`, such as None, are skipped).
+        ``processes``: only these ({node: process}; the others did not change), default all."""
         self._sim = sim
         changed = False
-        for node_id, process in sim.processes.items():
+        for node_id, process in (sim.processes if processes is None else processes).items():
             machine = replica_of(process)
             if not isinstance(machine, RaftReplica):
                 continue

@@ -68,6 +68,7 @@ class Process:
         "_timer_cb",
         "_timer_node_ms",
         "_timer_overdue",
+        "_touched",
         "_trace",
         "disk",
         "failure",
@@ -89,7 +90,10 @@ class Process:
         trace: Trace,
         rng: RngTree,
         skew_ms: int = 0,
+        touched: set[int] | None = None,
     ) -> None:
+        """``touched``: a set the process adds its node id to whenever node code runs or its
+        state changes (the simulation's incremental invariants look only at those nodes)."""
         if not callable(factory):
             raise InvalidArgument(f"node {node_id}: the factory must be callable, got {factory!r}")
         self.node_id = node_id
@@ -113,6 +117,7 @@ class Process:
         self._inbox: list[Packet] = []
         self._timer_cb = self._fire_timer
         self._redeliver_cb = self._redeliver
+        self._touched: set[int] = set() if touched is None else touched
         self.skew_ms = skew_ms
 
     # ---- clock -------------------------------------------------------------------------------
@@ -169,6 +174,7 @@ class Process:
         self.machine = machine
         self.state = ProcessState.RUNNING
         self.up = True
+        self._touched.add(self.node_id)
         self._apply(machine.on_start(self.clock_ms))
 
     def stop(self) -> None:
@@ -225,6 +231,7 @@ class Process:
                 f"cannot wipe node {self.node_id} while it is {self.state.value}: stop or kill it first"
             )
         self.disk.wipe()
+        self._touched.add(self.node_id)
         self._trace.record(self._sched.now_ms, "wipe", self.node_id)
 
     def damage(self, file: str, offset: int, xor: int = 0xFF) -> None:
@@ -265,6 +272,7 @@ class Process:
         self.machine = None
         self.state = state
         self.up = False
+        self._touched.add(self.node_id)
         self._trace.record(
             self._sched.now_ms, "stop" if state is ProcessState.STOPPED else "kill", self.node_id
         )
@@ -279,6 +287,7 @@ class Process:
             self._trace.record(now, "queue", self.node_id, packet.src, type(packet.msg).__name__)
             return
         self._trace.record(now, "recv", self.node_id, packet.src, type(packet.msg).__name__)
+        self._touched.add(self.node_id)
         machine = self.machine
         assert machine is not None  # up and not paused: running
         self._apply(machine.on_message(packet.src, packet.msg, now + self._skew_ms))
@@ -298,6 +307,7 @@ class Process:
             return
         self._timer_node_ms = None
         self._trace.record(self._sched.now_ms, "timer", self.node_id)
+        self._touched.add(self.node_id)
         machine = self.machine
         assert machine is not None  # timers are cancelled when the process goes down
         self._apply(machine.on_timer(self._sched.now_ms + self._skew_ms))
@@ -324,6 +334,7 @@ class Process:
 
     def _apply(self, effects: Effects | None) -> None:
         """Perform what the node asked for: writes, fsync, sends, timer (persist before send)."""
+        self._touched.add(self.node_id)  # also reached by the facade's calls into the machine
         if effects is None:
             return
         if type(effects) is not Effects:

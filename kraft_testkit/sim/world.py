@@ -62,6 +62,10 @@ class Simulation:
         self.trace = Trace(trace_keep)
         self.scheduler = Scheduler(self.rng.child("scheduler"))
         self._processes: dict[int, Process] = {}
+        self._touched: set[int] = set()  # nodes whose code ran or state changed since a check
+        self.touched: frozenset[int] | None = None
+        """While incremental invariants run after one event: the nodes it touched (None during
+        a full check). See :meth:`add_invariant`."""
         self.network = Network(
             self.scheduler,
             self.rng.child("network"),
@@ -104,6 +108,7 @@ class Simulation:
             trace=self.trace,
             rng=self.rng.child("process", node_id),
             skew_ms=skew_ms,
+            touched=self._touched,
         )
         self._processes[node_id] = process
         if start:
@@ -204,7 +209,7 @@ class Simulation:
         """Run the next event; False when nothing is left to run."""
         ran = self.scheduler.step()
         if ran and self.check_invariants and self._invariants:
-            self.check_now()
+            self._check_event()
         return ran
 
     def run_for(self, ms: int) -> None:
@@ -213,7 +218,7 @@ class Simulation:
             raise InvalidArgument(f"run_for needs an int >= 0 of ms, got {ms!r}")
         end = self.scheduler.now_ms + ms
         self.scheduler.run(
-            end, self.check_now if self.check_invariants and self._invariants else None
+            end, self._check_event if self.check_invariants and self._invariants else None
         )
         self.scheduler.advance_to(end)
 
@@ -225,7 +230,7 @@ class Simulation:
         if predicate(self):
             return 0
         if self.check_invariants and self._invariants:
-            check = self.check_now
+            check = self._check_event
 
             def done() -> object:
                 check()
@@ -250,20 +255,41 @@ class Simulation:
     # ---- invariants --------------------------------------------------------------------------
 
     def add_invariant(self, check: Invariant, name: str | None = None) -> None:
-        """Run ``check(sim)`` after every event and fault action while ``check_invariants`` is on."""
+        """Run ``check(sim)`` after every event and fault action while ``check_invariants`` is on.
+
+        A checker whose ``incremental`` attribute is true may read :attr:`touched` after an
+        event: the nodes whose code ran or whose process changed since the last check (node
+        state machines only change when their own code runs). It is None in a full check.
+        """
         if not callable(check):
             raise InvalidArgument(f"an invariant must be callable, got {check!r}")
         self._invariants.append((name or _name_of(check), check))
 
     def check_now(self) -> None:
-        """Run every invariant once; :class:`InvariantViolation` on the first that fails."""
-        for name, check in self._invariants:
-            try:
-                ok = check(self)
-            except AssertionError as error:
-                raise self._violation(name, str(error) or "assertion failed") from error
-            if ok is False:
-                raise self._violation(name, "returned False")
+        """Run every invariant once over every node; :class:`InvariantViolation` on the first
+        that fails."""
+        self._touched.clear()
+        self._run_checks()
+
+    def _check_event(self) -> None:
+        """The check after one event: incremental checkers see only the nodes it touched."""
+        touched = frozenset(self._touched)
+        self._touched.clear()
+        self._run_checks(touched)
+
+    def _run_checks(self, touched: frozenset[int] | None = None) -> None:
+        try:
+            for name, check in self._invariants:
+                # only a checker that says it is incremental is handed the touched nodes
+                self.touched = touched if getattr(check, "incremental", False) else None
+                try:
+                    ok = check(self)
+                except AssertionError as error:
+                    raise self._violation(name, str(error) or "assertion failed") from error
+                if ok is False:
+                    raise self._violation(name, "returned False")
+        finally:
+            self.touched = None
 
     def _violation(self, name: str, detail: str) -> InvariantViolation:
         return InvariantViolation(

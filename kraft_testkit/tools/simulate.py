@@ -67,6 +67,7 @@ class SeedResult:
     faults: int = 0
     commits: int = 0
     wall_s: float = 0.0
+    cpu_s: float = 0.0
     trace_tail: list[str] = field(default_factory=list)
     virtual_ms: int = 0
 
@@ -157,7 +158,7 @@ def run_seed(seed: int, *, voters: int = 5, minutes: float = 10.0, faults: str =
     from kraft_testkit.quorum import Quorum
     from kraft_testkit.sim import InvariantViolation, LinkProfile, NoProgress
 
-    started = time.perf_counter()
+    started, cpu0 = time.perf_counter(), time.process_time()
     duration = int(minutes * 60_000)
     base = LinkProfile()
     q = Quorum(voters, seed=seed, observers=observers, wire=wire, trace_keep=2_000,
@@ -195,6 +196,7 @@ def run_seed(seed: int, *, voters: int = 5, minutes: float = 10.0, faults: str =
     result.commits = q.high_watermark
     result.virtual_ms = q.now_ms
     result.wall_s = time.perf_counter() - started
+    result.cpu_s = time.process_time() - cpu0
     return result
 
 
@@ -232,17 +234,25 @@ def iter_results(seeds: range, voters: int, minutes: float, faults: str, wire: b
                                      faults=faults, wire=wire)
         return
     jobs = [(s, voters, minutes, faults, wire) for s in seeds]
+    yield from _map(_run_one, jobs, workers)
+
+
+def _map(fn: Callable, jobs: list, workers: int) -> Iterator[SeedResult]:
     if workers <= 1:
-        yield from map(_run_one, jobs)
+        yield from map(fn, jobs)
         return
     import multiprocessing
     with multiprocessing.get_context("spawn").Pool(workers) as pool:
-        yield from pool.imap_unordered(_run_one, jobs)
+        yield from pool.imap_unordered(fn, jobs)
 
 
 def replay_command(args: argparse.Namespace, seed: int) -> str:
-    parts = ["kraft-testkit simulate", f"--voters {args.voters}", f"--seeds {seed}:{seed + 1}",
-             f"--minutes {args.minutes:g}", f"--faults {args.faults}"]
+    if getattr(args, "cluster", False):
+        from .cluster_simulate import replay_command as cluster_replay
+        return cluster_replay(args, seed)
+    parts = ["kraft-testkit simulate", f"--voters {args.voters}",
+             f"--seeds {seed}:{seed + 1}", f"--minutes {args.minutes:g}",
+             f"--faults {args.faults}"]
     if not args.wire:
         parts.append("--no-wire")
     return " ".join(parts)
@@ -250,29 +260,40 @@ def replay_command(args: argparse.Namespace, seed: int) -> str:
 
 def main(args: argparse.Namespace) -> int:
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from .progress import SweepProgress
 
     console = Console(stderr=True)
     seeds: range = args.seeds
+    if args.cluster:
+        from .cluster_simulate import run_one
+        jobs = [(s, args.controllers, args.brokers, args.minutes, args.faults, args.wire)
+                for s in seeds]
+        results = _map(run_one, jobs, args.workers)
+        what = f"{args.controllers} controllers + {args.brokers} brokers"
+    else:
+        results = iter_results(seeds, args.voters, args.minutes, args.faults, args.wire,
+                               args.workers, getattr(args, "spark", None))
+        what = f"{args.voters} voters"
     failures: list[SeedResult] = []
-    started = time.perf_counter()
-    columns = (TextColumn("[bold]simulate"), BarColumn(), MofNCompleteColumn(),
-               TextColumn("{task.fields[bad]} violations"), TimeElapsedColumn())
-    with Progress(*columns, console=console, transient=not console.is_terminal) as progress:
-        task = progress.add_task("seeds", total=len(seeds), bad=0)
-        for result in iter_results(seeds, args.voters, args.minutes, args.faults, args.wire,
-                                   args.workers, getattr(args, "spark", None)):
+    label = "simulate --cluster" if args.cluster else "simulate"
+    with SweepProgress(len(seeds), console, label) as progress:
+        for result in results:
             if not result.ok:
                 failures.append(result)
-            progress.update(task, advance=1, bad=len(failures))
-    wall = time.perf_counter() - started
+                console.print(f"[red]seed {result.seed}: {result.kind} violation[/red] "
+                              f"(replay: {replay_command(args, result.seed)})", highlight=False)
+            progress.advance(result.ok, result.cpu_s)
     for r in sorted(failures, key=lambda r: r.seed):
         print(f"seed {r.seed}: {r.kind} violation: {r.detail}")
         if args.verbose:
             for line in r.trace_tail:
                 print("    " + line)
         print(f"  replay: {replay_command(args, r.seed)}")
-    print(f"{len(seeds)} seeds, {len(failures)} violations ({wall:.1f} s)")
+    rate = len(seeds) / progress.cpu_s if progress.cpu_s else 0.0
+    print(f"{len(seeds)} seeds, {len(failures)} violations ({what}, {args.minutes:g} virtual "
+          f"min each; {progress.wall_s:.1f} s wall, {progress.cpu_s:.1f} cpu-s in the runs, "
+          f"{rate:.2f} seeds per cpu-second)")
     return 1 if failures else 0
 
 
@@ -290,18 +311,27 @@ def _positive_minutes(text: str) -> float:
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
-        "simulate", help="run a Raft quorum under random faults for many seeds",
+        "simulate", help="run a Raft quorum (or --cluster) under random faults for many seeds",
         description="Run a Raft quorum under random fault schedules (kills, restarts, "
                     "partitions, packet loss, delays, duplicates, pauses, disk wipes of a "
                     "minority) with safety invariants checked after every event, then heal and "
-                    "check that it converges. Prints 'N seeds, M violations'; exits 1 on any.")
+                    "check that it converges. With --cluster, a whole cluster (controllers and "
+                    "brokers, topics, admin traffic, the full fault menu including one-way links "
+                    "and clock skew). Prints 'N seeds, M violations'; exits 1 on any. "
+                    "The default is a short run (10 seeds x 2 virtual minutes).")
     from .cli import at_least
 
+    p.add_argument("--cluster", action="store_true",
+                   help="simulate a whole cluster (controllers + brokers), not a Raft quorum")
     p.add_argument("--voters", type=at_least(1), default=5, help="voters in the quorum (default 5)")
-    p.add_argument("--seeds", type=parse_seeds, default=parse_seeds("0:100"),
-                   help="START:STOP seed range, stop excluded (default 0:100)")
-    p.add_argument("--minutes", type=_positive_minutes, default=10.0,
-                   help="virtual minutes of faults per seed (default 10)")
+    p.add_argument("--controllers", type=at_least(1), default=3,
+                   help="with --cluster: controllers (default 3)")
+    p.add_argument("--brokers", type=at_least(1), default=3,
+                   help="with --cluster: brokers (default 3)")
+    p.add_argument("--seeds", type=parse_seeds, default=parse_seeds("0:10"),
+                   help="START:STOP seed range, stop excluded, or one seed (default 0:10)")
+    p.add_argument("--minutes", type=_positive_minutes, default=2.0,
+                   help="virtual minutes of faults per seed (default 2)")
     p.add_argument("--faults", choices=("random", "none"), default="random",
                    help="fault schedule (default random)")
     p.add_argument("--workers", type=at_least(1), default=1,
