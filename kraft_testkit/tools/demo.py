@@ -180,14 +180,15 @@ def run_demo(seed: int, console: Console | None = None, *, controllers: int = 3,
                 tl.add(at, f"broker {broker_id}", text)
     best = max((c.replica(h) for h in c.controllers if c.replica(h) is not None),
                key=lambda r: r.hw)
+    base = c.raft_config.log_time_base_ms  # batch timestamps are a real instant + virtual ms
     for lb in iter_log(b"".join(b.encode() for b in best.log.batches_between(
             best.log.start_offset, best.hw))):
         for r in lb.records:
             if isinstance(r.payload, MetadataRecord) and r.payload.type_name not in _SKIP:
-                tl.add(r.timestamp, f"log @{r.offset}", _describe(r.payload))
+                tl.add(r.timestamp - base, f"log @{r.offset}", _describe(r.payload))
             elif r.payload is not None and not isinstance(r.payload, MetadataRecord):
                 if r.payload.type_name == "LEADER_CHANGE":
-                    tl.add(r.timestamp, f"log @{r.offset}",
+                    tl.add(r.timestamp - base, f"log @{r.offset}",
                            f"LeaderChange: controller {r.payload.message.leader_id} leads "
                            f"epoch {lb.batch.partition_leader_epoch}")
     wall_ms = (time.perf_counter() - started) * 1000

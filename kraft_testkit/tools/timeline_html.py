@@ -140,19 +140,21 @@ def collect(cluster: Any, *, steps: list[tuple[int, str]] = (), title: str = "")
 
 
 def _committed(cluster: Any):
-    """``(timestamp, offset, record, leader epoch)`` for every committed record of the most
-    advanced running controller (metadata and control records)."""
+    """``(virtual ms, offset, record, leader epoch)`` for every committed record of the most
+    advanced running controller (metadata and control records); batch timestamps are a real
+    instant plus virtual time (``log_time_base_ms``), taken back to virtual time here."""
     from ..protocol.log import iter_log
 
     replicas = [r for h in cluster.controllers if (r := cluster.replica(h)) is not None]
     if not replicas:
         return
     best = max(replicas, key=lambda r: r.hw)
+    base = cluster.raft_config.log_time_base_ms
     data = b"".join(b.encode() for b in best.log.batches_between(best.log.start_offset, best.hw))
     for lb in iter_log(data):
         for r in lb.records:
             if r.payload is not None:
-                yield r.timestamp, r.offset, r.payload, lb.batch.partition_leader_epoch
+                yield r.timestamp - base, r.offset, r.payload, lb.batch.partition_leader_epoch
 
 
 # ------------------------------------------------------------------------------ rendering

@@ -107,3 +107,16 @@ def test_the_timeline_svg_is_well_formed_and_every_lane_is_drawn(tmp_path):
     assert broker2.states[-1][1] == "stopped"
     registration = [s for _, s in data.lanes[labels.index("registration 2")].states]
     assert registration == ["unregistered", "fenced", "unfenced", "controlled shutdown", "fenced"]
+
+
+def test_the_timeline_puts_committed_records_in_virtual_time():
+    """Batch timestamps carry a real instant (2026-01-01) plus virtual time: the page's records
+    and leader lanes must be back in virtual milliseconds, within the run."""
+    from kraft_testkit.cluster import Cluster
+    from kraft_testkit.tools.timeline_html import collect
+
+    c = Cluster(3, 3, seed=2)
+    c.faults.kill(c.active_controller)
+    c.run_until(lambda c: c.active_controller is not None, timeout_ms=20_000)
+    data = collect(c)
+    assert data.records and all(0 <= at <= c.now_ms for at, _, _ in data.records)

@@ -87,3 +87,17 @@ def test_recorder_sees_a_self_fenced_broker():
     c.run_until(lambda c: c.broker_state(1).self_fenced, 40_000)
     c.run_for(10)
     assert rec.samples[-1][1][1] == "SELF-FENCED"
+
+
+def test_every_timeline_row_is_in_virtual_time():
+    """Batch timestamps are a real instant (2026-01-01) plus virtual time; the timeline shows
+    virtual milliseconds for every source, so log records sort among the drill's steps."""
+    import re
+
+    result, text = _run(7)
+    times = [int(m.group(1)) for m in re.finditer(r"^│\s+(\d+) │", text, re.M)]
+    assert len(times) > 50
+    assert times == sorted(times) and times[-1] <= result["virtual_ms"]
+    log_rows = [line for line in text.splitlines() if "│ log @" in line]
+    assert log_rows and all(int(re.match(r"│\s+(\d+)", r).group(1)) <= result["virtual_ms"]
+                            for r in log_rows)
