@@ -24,7 +24,7 @@ from .admin import ADMIN_NODE_ID, AdminClientNode
 from .admin_ops import AdminOperations
 from .config import KEYS as NODE_KEYS
 from .config import NodeConfig
-from .data_dirs import node_dir, read_identity
+from .data_dirs import check_voters, node_dir, read_identity
 from .errors import ConfigError, KraftError, StorageError
 from .metadata import MetadataImage
 from .protocol import messages as M
@@ -223,6 +223,8 @@ class Cluster(SimulationFacade, AdminOperations):
         hosts = self.names.hosts if self.names.style != "short" else {}
         self.directory_ids = {n: Uuid.random(id_rng.child("directory", n)) for n in self.roles}
         if self.data_dir is not None:  # reopening: the folders say who they belong to
+            if os.path.isdir(self.data_dir):
+                check_voters(self.data_dir, self.controller_ids)
             found_cluster, found_dirs = read_identity(self.data_dir, self.roles)
             self.cluster_id = found_cluster or self.cluster_id
             self.directory_ids.update(found_dirs)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
-from kraft_testkit.errors import StorageError
+from kraft_testkit.errors import ConfigError, StorageError
 from kraft_testkit.protocol.uuid import Uuid
 from kraft_testkit.raft.state import META_PROPERTIES, read_meta_properties
 
@@ -23,6 +23,21 @@ def node_dir(data_dir: str, node: int, roles: tuple[str, ...]) -> str:
     """``controller-1000``, ``broker-0`` or ``combined-0`` under ``data_dir``."""
     role = "combined" if len(roles) == 2 else roles[0]
     return os.path.join(data_dir, f"{role}-{node}")
+
+
+def check_voters(data_dir: str, controller_ids: list[int]) -> None:
+    """A reopened cluster keeps its voters: the quorum is static (KIP-853 voter changes are not
+    implemented), so controller folders other than the configured controllers are refused."""
+    found = sorted(int(name.split("-", 1)[1]) for name in os.listdir(data_dir)
+                   if name.split("-", 1)[0] in ("controller", "combined")
+                   and name.split("-", 1)[-1].isdigit()
+                   and os.path.isfile(os.path.join(data_dir, name, META_PROPERTIES)))
+    if found and found != sorted(controller_ids):
+        raise ConfigError(
+            f"data_dir {data_dir} holds a cluster whose controllers are {found}, but this "
+            f"Cluster has {sorted(controller_ids)}: the voter set cannot change (KIP-853 voter "
+            f"changes are not supported yet); reopen it with controllers={len(found)} and the "
+            f"same combined= setting")
 
 
 def read_identity(data_dir: str, roles: Mapping[int, tuple[str, ...]]

@@ -153,3 +153,15 @@ def test_leader_epoch_checkpoint_follows_the_log(tmp_path):
     c.faults.damage(active, f"{SEGMENT_DIR}/leader-epoch-checkpoint", 0)
     with pytest.raises(CorruptFile, match="leader-epoch-checkpoint"):
         c.faults.start(active)
+
+
+def test_reopening_with_other_controllers_is_refused(tmp_path):
+    from kraft_testkit.errors import ConfigError
+
+    Cluster(3, 1, seed=1, storage="tmpdir", data_dir=tmp_path).close()
+    with pytest.raises(ConfigError, match=r"controllers are \[1000, 1001, 1002\].*controllers=3"):
+        Cluster(5, 1, seed=1, storage="tmpdir", data_dir=tmp_path)
+    with pytest.raises(ConfigError, match="voter set cannot change"):
+        Cluster(3, 1, seed=1, storage="tmpdir", data_dir=tmp_path, combined=True)
+    again = Cluster(3, 2, seed=1, storage="tmpdir", data_dir=tmp_path)  # a broker more is fine
+    assert again.all_brokers_running()
