@@ -106,7 +106,12 @@ class RaftInvariants:
             fp = (machine, machine.epoch, machine.role, machine.hw, log.end_offset,
                   log.start_offset, len(machine.anomalies))
             if self._seen.get(node_id) == fp:
-                self._acked[node_id] = _need(machine)
+                # the log did not change, so only a new acknowledgement can move what a restart
+                # must find (a truncation or an append changes the fingerprint)
+                known = self._acked.get(node_id)
+                if known is None or max(machine.acknowledged,
+                                        min(machine.hw, log.end_offset)) != known[0]:
+                    self._acked[node_id] = _need(machine)
                 continue
             self._seen[node_id] = fp
             changed = True
