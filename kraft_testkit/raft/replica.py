@@ -193,6 +193,7 @@ class RaftReplica:
         self._writes += ops
         raw_epochs = disk.get(LEADER_EPOCH_CHECKPOINT)
         self._epoch_file = tuple(decode_epoch_checkpoint(raw_epochs)) if raw_epochs else None
+        self._epoch_sig: tuple | None = None
         raw_state = disk.get(QUORUM_STATE)
         self._stored = decode_quorum_state(raw_state, QUORUM_STATE) if raw_state \
             else ElectionState()
@@ -290,13 +291,18 @@ class RaftReplica:
         timer = None
         if wake != self._timer_at:
             timer = self._timer_at = wake
-        if self._writes:
-            entries = self.log.epoch_entries()
-            if entries != self._epoch_file:  # Kafka's leader-epoch-checkpoint follows the log
-                self._epoch_file = entries
-                self._writes.append(Replace(LEADER_EPOCH_CHECKPOINT,
-                                            encode_epoch_checkpoint(entries)))
-                self._sync = True
+        if self._writes:  # Kafka's leader-epoch-checkpoint follows the log's epoch runs
+            log = self.log
+            epochs = log.epochs
+            sig = (log.start_epoch, log.start_offset, len(epochs), epochs[-1] if epochs else None)
+            if sig != self._epoch_sig:  # cheap on the hot path: appends rarely start a run
+                self._epoch_sig = sig
+                entries = log.epoch_entries()
+                if entries != self._epoch_file:
+                    self._epoch_file = entries
+                    self._writes.append(Replace(LEADER_EPOCH_CHECKPOINT,
+                                                encode_epoch_checkpoint(entries)))
+                    self._sync = True
         if not self._writes and not self._sends and timer is None:
             return None
         effects = Effects(self._writes, self._sync, self._sends, timer)
