@@ -258,7 +258,8 @@ class Faults:
         self._sim.kill(node)
 
     def start(self, node: int) -> None:
-        """Start a stopped or killed node over what its disk kept."""
+        """Start a stopped or killed node over what its disk kept (:class:`StorageError`, the
+        node staying down, when its files are damaged)."""
         self._sim.start(node)
 
     def restart(self, node: int, *, graceful: bool = False) -> None:

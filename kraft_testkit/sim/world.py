@@ -112,7 +112,8 @@ class Simulation:
         )
         self._processes[node_id] = process
         if start:
-            self.start(node_id)
+            process.start()  # at build time a damaged disk only leaves the node failed
+            self._after_action()
         return process
 
     def process(self, node_id: int) -> Process:
@@ -134,9 +135,11 @@ class Simulation:
     def start(self, node_id: int) -> None:
         """Start a node that is new, stopped, killed or failed: a fresh state machine over its
         disk. A node whose files are damaged does not come up: it is left ``failed`` with the
-        :class:`~kraft_testkit.errors.StorageError` in ``process.failure``."""
-        self.process(node_id).start()
+        :class:`~kraft_testkit.errors.StorageError` in ``process.failure``, which is raised."""
+        process = self.process(node_id)
+        process.start()
         self._after_action()
+        _raise_failure(process)
 
     def stop(self, node_id: int) -> None:
         """Graceful shutdown: everything is synced first."""
@@ -171,6 +174,7 @@ class Simulation:
                 process.kill(self.torn_tail_probability)
         process.start()
         self._after_action()
+        _raise_failure(process)
 
     def pause(self, node_id: int) -> None:
         self.process(node_id).pause()
@@ -307,3 +311,9 @@ class Simulation:
 
     def __repr__(self) -> str:
         return f"Simulation(seed={self.seed}, now={self.now_ms} ms, nodes={self.nodes})"
+
+
+def _raise_failure(process: Process) -> None:
+    """A start asked for by a test that left the node failed raises why (the rest goes on)."""
+    if process.failure is not None:
+        raise process.failure

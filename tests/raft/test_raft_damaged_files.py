@@ -166,3 +166,19 @@ def test_leader_epoch_checkpoint_reads_kafkas_file_and_refuses_a_malformed_one()
                          (b"0\n1\n1 zero\n", "line 3")]:
         with pytest.raises(CorruptFile, match=problem):
             decode_epoch_checkpoint(bad)
+
+
+def test_a_bare_quorum_node_with_a_damaged_log_stays_down_and_says_why():
+    from kraft_testkit.quorum import Quorum
+
+    q = Quorum(3, seed=2)
+    q.run_until(lambda q: q.active_controller is not None, timeout_ms=10_000)
+    q.append([b"x"])
+    victim = next(n for n in q.nodes if n != q.active_controller)
+    q.faults.kill(victim)
+    q.sim.damage(victim, segment_name(0), 100)
+    with pytest.raises(CorruptFile) as info:
+        q.faults.start(victim)
+    assert info.value.file == segment_name(0) and info.value.offset is not None
+    assert q.sim.process(victim).state.value == "failed"
+    q.append([b"y"])  # the other two go on
