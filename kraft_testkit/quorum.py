@@ -24,6 +24,12 @@ votes it cast. The quorum still needs a majority of its original voters. The net
 (by protocol class, e.g. ``M.VoteRequest``, or a predicate), ``set_profile`` (latency, loss,
 duplication, reordering).
 
+KIP-853 (``kraft_version=1``): the voters are formatted with ``--initial-controllers`` and the
+voter set lives in the log. ``add_controller()`` starts a new replica formatted with neither flag
+(an observer), ``add_voter(node)`` / ``remove_voter(node)`` send AddRaftVoter / RemoveRaftVoter
+to the leader and return once the change is committed, ``voter_set()`` is the leader's set, and
+``faults.replace_disk(node)`` gives a node an empty disk (a new directory id). docs/kip-853.md.
+
 Liveness: :meth:`Quorum.converge` heals every fault and waits (60 virtual seconds by default)
 until one leader leads every replica and all have the same log and high watermark.
 
@@ -41,7 +47,7 @@ from kraft_testkit.errors import ConfigError
 from kraft_testkit.protocol.codegen import Message
 from kraft_testkit.protocol.uuid import Uuid
 from kraft_testkit.raft import errors as E
-from kraft_testkit.raft import rpc
+from kraft_testkit.raft import membership, rpc
 from kraft_testkit.raft.config import RaftConfig
 from kraft_testkit.raft.errors import NotLeader
 from kraft_testkit.raft.invariants import RaftInvariants
@@ -52,6 +58,7 @@ from kraft_testkit.sim import LinkProfile, NoProgress, Simulation, Topology
 from kraft_testkit.sim.facade import SimulationFacade
 from kraft_testkit.sim.rng import RngTree
 
+ADMIN_NODE_ID = -1  # where voter change requests come from (an admin client)
 SNAPSHOT_BYTES_KEY = "metadata.log.max.record.bytes.between.snapshots"
 
 __all__ = ["NoProgress", "NotLeader", "Quorum"]
@@ -62,11 +69,15 @@ class Quorum(SimulationFacade):
 
     def __init__(self, voters: int = 3, *, seed: int = 0, observers: int = 0, wire: bool = True,
                  config: Mapping[str, object] | None = None, link: LinkProfile | None = None,
-                 invariants: bool = True, trace_keep: int | None = 10_000) -> None:
+                 invariants: bool = True, trace_keep: int | None = 10_000,
+                 kraft_version: int = 0) -> None:
         if type(voters) is not int or voters < 1:
             raise ConfigError(f"voters must be an int >= 1, got {voters!r}")
         if type(observers) is not int or observers < 0:
             raise ConfigError(f"observers must be an int >= 0, got {observers!r}")
+        if kraft_version not in (0, 1):
+            raise ConfigError(f"kraft_version must be 0 or 1, got {kraft_version!r}")
+        self.kraft_version = kraft_version
         overrides = dict(config or {})
         snapshot_bytes = overrides.pop(SNAPSHOT_BYTES_KEY, DEFAULT_SNAPSHOT_BYTES)
         if type(snapshot_bytes) is str and snapshot_bytes.isdigit():
@@ -85,16 +96,20 @@ class Quorum(SimulationFacade):
         self.sim = Simulation(seed, link=link, codec=rpc.RaftCodec() if wire else None,
                               trace_keep=trace_keep)
         self.sim.replay_hint = f"Quorum(voters={voters}, observers={observers}, seed={seed}" + \
-            (f", config={config!r}" if config else "") + ") and the same steps"
+            (f", config={config!r}" if config else "") + \
+            (f", kraft_version={kraft_version}" if kraft_version else "") + ") and the same steps"
         self.invariants = RaftInvariants()
         if invariants:
             self.sim.add_invariant(self.invariants, "raft")
         factory = replica_factory(
             {v: self.directory_ids[v] for v in self.voters}, config=self.config,
             cluster_id=self.cluster_id, listener=lambda _: DigestListener(snapshot_bytes),
-            directory_ids=self.directory_ids)
+            directory_ids=self.directory_ids, kraft_version=kraft_version)
+        self._factory = factory
         for node in self.voters + self.observers:
             self.sim.add_node(node, factory)
+        self._admin: Any = None
+        self._correlation = 0
         self.faults = Faults(self)
         self.network = NetworkControl(self)
 
@@ -240,6 +255,64 @@ class Quorum(SimulationFacade):
             self.sim.check_now()
         return result[0]
 
+    # ------------------------------------------------------------------ KIP-853 voter changes
+
+    def add_controller(self) -> int:
+        """Start a new replica (the next node id) formatted with neither ``--standalone`` nor
+        ``--initial-controllers``: an observer that fetches until :meth:`add_voter` adds it."""
+        node = max(self.nodes) + 1
+        self.observers.append(node)
+        self.sim.add_node(node, self._factory)
+        return node
+
+    def voter_set(self) -> Any:
+        """The leader's voter set in effect (:class:`~kraft_testkit.raft.voters.VoterSet`;
+        None without a leader or with static voters)."""
+        r = self._leader()
+        return r.history.latest if r is not None and r.dynamic else None
+
+    def add_voter(self, node: int, timeout_ms: int = 30_000) -> Message:
+        """AddRaftVoter for ``node`` with its current directory id; returns the response once
+        the VotersRecord is committed (:class:`KafkaApiError` on an error code)."""
+        replica = self.replica(node)
+        if replica is None:
+            raise ConfigError(f"node {node} is not running: a new voter must be a running observer")
+        body = membership.add_voter_request(self.cluster_id, node, replica.dir,
+                                            timeout_ms=timeout_ms)
+        return self._change_voters(body, timeout_ms)
+
+    def remove_voter(self, node: int, directory_id: Uuid | None = None,
+                     timeout_ms: int = 30_000) -> Message:
+        """RemoveRaftVoter for ``node`` (by default with the directory id the voter set knows)."""
+        if directory_id is None:
+            voters = self.voter_set()
+            if voters is None or node not in voters:
+                raise ConfigError(f"node {node} is not in the voter set {voters}")
+            directory_id = voters.keys[node]
+        body = membership.remove_voter_request(self.cluster_id, node, directory_id)
+        return self._change_voters(body, timeout_ms)
+
+    def _change_voters(self, body: Message, timeout_ms: int) -> Message:
+        return membership.change_voters(
+            self, body, leader=lambda: self.leader_id, ask=self._ask, timeout_ms=timeout_ms,
+            retry_backoff_ms=self.config.retry_backoff_ms,
+            request_timeout_ms=self.config.request_timeout_ms)
+
+    def _ask(self, dest: int, body: Message, wait_ms: int) -> Message | None:
+        if self._admin is None:
+            from kraft_testkit.admin import AdminClientNode
+
+            self.sim.add_node(ADMIN_NODE_ID, AdminClientNode)
+            self._admin = self.sim.process(ADMIN_NODE_ID).machine
+        self._correlation += 1
+        cid = self._correlation
+        self.sim.network.send(ADMIN_NODE_ID, dest, rpc.request(cid, body))
+        try:
+            self.run_until(lambda q: cid in q._admin.responses, wait_ms)
+        except NoProgress:
+            return None
+        return self._admin.responses.pop(cid)[1]
+
     def __repr__(self) -> str:
         return (f"Quorum(seed={self.seed}, voters={len(self.voters)}, "
                 f"observers={len(self.observers)}, now={self.now_ms} ms, leader={self.leader_id}, "
@@ -293,6 +366,12 @@ class Faults:
         self._sim.wipe(node)
         if start:
             self._sim.start(node)
+
+    def replace_disk(self, node: int, *, start: bool = True) -> None:
+        """KIP-853's motivating case: the node's disk failed and a new, empty one is formatted
+        (neither flag), so the same node id comes back with a new directory id, an observer.
+        Remove the old (id, directory id) and add the new one to make it a voter again."""
+        self.wipe_disk(node, start=start)
 
     def skew(self, node: int, skew_ms: int) -> None:
         """The node's clock reads virtual time + ``skew_ms`` from now on."""

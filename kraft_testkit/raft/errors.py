@@ -21,6 +21,10 @@ INCONSISTENT_VOTER_SET = 94
 SNAPSHOT_NOT_FOUND = 98
 POSITION_OUT_OF_RANGE = 99
 INCONSISTENT_CLUSTER_ID = 104
+UNSUPPORTED_VERSION = 35
+INVALID_VOTER_KEY = 125
+DUPLICATE_VOTER = 126
+VOTER_NOT_FOUND = 127
 
 NAMES: dict[int, str] = {
     code: name for name, code in globals().items() if name.isupper() and type(code) is int

@@ -9,7 +9,8 @@ raises :class:`~kraft_testkit.sim.InvariantViolation` (seed, invariant, trace ta
 * ``committed-prefix``: two replicas hold different batches below their high watermarks, or two
   listeners that applied the same prefix disagree on its state;
 * ``committed-majority``: the most recent committed offset is not held by a majority of voters (a
-  voter whose disk was wiped still counts for what it held: disk loss is not a protocol fault);
+  voter whose disk was wiped still counts for what it held: disk loss is not a protocol fault;
+  with KIP-853 voter changes, of a voter set in effect at that offset or appended after it);
 * ``leader-completeness``: a new leader of epoch E lacks a record committed before E (Raft's
   Leader Completeness: a stale candidate that wins an old epoch late need not hold what later
   epochs committed, and cannot commit anything once the others moved on);
@@ -235,6 +236,8 @@ class RaftInvariants:
     def _check_majority(self, sim: Any) -> None:
         if self.committed == 0:
             return
+        if any(m.dynamic for m in self._machines.values()):
+            return self._check_dynamic_majority()
         replicas = [m for m in self._machines.values() if m.is_voter]
         voters = replicas[0].voters if replicas else {}
         by_id = {m.id: m for m in replicas}
@@ -247,3 +250,38 @@ class RaftInvariants:
         if voters and holders + unseen < len(voters) // 2 + 1:
             self._fail("committed-majority", f"only {holders} of {len(voters)} voters hold the "
                                              f"committed offset {self.committed - 1}")
+
+    def _check_dynamic_majority(self) -> None:
+        """KIP-853: the voter set changes with the log. The last committed offset must be held
+        by a majority of a voter set that could have committed it: the one in effect at that
+        offset, or one appended after it (a leader counts its latest set, committed or not).
+        Voters are (id, directory id): a replica with another directory id is not the voter."""
+        offset = self.committed - 1
+        candidates: list[Any] = []
+        for m in self._machines.values():
+            if not m.dynamic:
+                continue
+            history = m.history
+            for voters in [history.at(offset), *(v for o, v in history.entries() if o > offset)]:
+                if voters is not None and voters not in candidates:
+                    candidates.append(voters)
+        best = None
+        for voters in candidates:
+            holders = unseen = 0
+            for v, d in voters.keys.items():
+                m = self._machines.get(v)
+                if m is not None and m.dir != d:
+                    m = self._ghosts.get(v)
+                    m = m if m is not None and m.dir == d else None
+                    if m is None:
+                        continue  # that voter's disk is gone and no ghost remembers it
+                if m is None:
+                    unseen += 1
+                elif self._holds(m, offset):
+                    holders += 1
+            if holders + unseen >= voters.majority:
+                return
+            best = best or (holders, voters)
+        if best is not None:
+            self._fail("committed-majority", f"only {best[0]} of the voters {best[1]} hold the "
+                                             f"committed offset {offset}")

@@ -24,6 +24,11 @@ Voters are identified by id and directory id, as KIP-853 does: a voter whose dis
 back formatted with a new directory id, so it is no longer the voter the others know. It acts as
 an observer (it catches up, never votes, never stands) until voter changes exist; it must not,
 because it forgot the votes it cast before the wipe.
+
+KIP-853 (``kraft.version`` 1): the voter set is the latest VotersRecord in the log or the
+snapshot, uncommitted ones included (:mod:`kraft_testkit.raft.voters`); majority, high watermark,
+elections and check-quorum follow it as it changes. The leader's handling of AddRaftVoter,
+RemoveRaftVoter and UpdateRaftVoter lives in :mod:`kraft_testkit.raft.reconfig`.
 """
 
 from __future__ import annotations
@@ -37,7 +42,7 @@ from kraft_testkit.protocol.frames import encode_control
 from kraft_testkit.protocol.records import RecordBatch, encode_batch, iter_batches
 from kraft_testkit.protocol.uuid import Uuid
 from kraft_testkit.raft import errors as E
-from kraft_testkit.raft import rpc
+from kraft_testkit.raft import reconfig, rpc
 from kraft_testkit.raft.config import RaftConfig
 from kraft_testkit.raft.errors import LogError, NotLeader
 from kraft_testkit.raft.listener import RaftListener
@@ -49,6 +54,7 @@ from kraft_testkit.raft.log import (
     encode_epoch_checkpoint,
 )
 from kraft_testkit.raft.snapshot import decode_snapshot, encode_snapshot
+from kraft_testkit.raft.voters import VoterHistory, VoterSet, control_values, snapshot_voters
 from kraft_testkit.raft.state import (
     META_PROPERTIES,
     PARTITION_METADATA,
@@ -115,6 +121,7 @@ class _Leadership:
 
     __slots__ = (
         "acked",
+        "change",
         "check_deadline",
         "drain_at",
         "epoch_start",
@@ -137,6 +144,7 @@ class _Leadership:
         self.pending: list[bytes] = []  # appended values waiting for the linger time
         self.drain_at = NEVER
         self.wake_parked = False
+        self.change: reconfig.PendingChange | None = None  # a voter change awaiting its commit
 
 
 class _Download:
@@ -156,16 +164,24 @@ class RaftReplica:
     ``voters`` maps every voter's id to its directory id. ``disk`` is what the node's disk held
     when it started; ``incarnation`` 1 means a freshly formatted disk, and a later incarnation
     that finds no ``meta.properties`` means the disk was wiped.
+
+    ``kraft_version`` 1 (KIP-853): ``voters`` are the bootstrap voters instead, written as the
+    bootstrap checkpoint (``--initial-controllers``) when a replica among them is formatted
+    (``bootstrap`` False: formatted with neither flag, an observer until added); from then on
+    the log decides. ``voters`` also serve as ``controller.quorum.bootstrap.servers``: where an
+    observer that knows no voter asks for the leader.
     """
 
     def __init__(self, node_id: int, *, voters: Mapping[int, Uuid], rng: Random,
                  disk: Mapping[str, bytes] | None = None, config: RaftConfig | None = None,
                  cluster_id: str = "", incarnation: int = 1,
-                 listener: RaftListener | None = None, directory_id: Uuid | None = None) -> None:
+                 listener: RaftListener | None = None, directory_id: Uuid | None = None,
+                 kraft_version: int = 0, bootstrap: bool | None = None) -> None:
         self.id = node_id
         self.config = config or RaftConfig()
         self.cluster_id = cluster_id
         self.voters = dict(voters)
+        self.bootstrap_servers = dict(voters)
         self.majority = len(self.voters) // 2 + 1
         self.listener = listener
         self.incarnation = incarnation
@@ -191,6 +207,15 @@ class RaftReplica:
 
         self.log, ops = RaftLog.recover(disk)
         self._writes += ops
+        self.history = VoterHistory()
+        if self.formatted and kraft_version >= 1 and self.log.snapshot is None and \
+                (bootstrap if bootstrap is not None else self.is_voter and not self.wiped):
+            self._writes += self.log.install_snapshot(encode_snapshot(
+                0, 0, (), self.config.log_time_base_ms,
+                control_values(VoterSet.static(voters), kraft_version)))
+        self._load_history()
+        self.dynamic = kraft_version >= 1 or self.history.latest is not None
+        self._refresh_voters()
         raw_epochs = disk.get(LEADER_EPOCH_CHECKPOINT)
         self._epoch_file = tuple(decode_epoch_checkpoint(raw_epochs)) if raw_epochs else None
         self._epoch_sig: tuple | None = None
@@ -379,6 +404,73 @@ class RaftReplica:
             "testkit-candidacies": self.elections["candidacies"],
         }
 
+    # ================================================================== KIP-853 voter sets
+
+    def _load_history(self) -> None:
+        """Rebuild the voter history from the snapshot's header and the log's control batches."""
+        snapshot = self.log.snapshot
+        version, voters = snapshot_voters(snapshot.data) if snapshot is not None else (None, None)
+        self.history.reset(version, voters)
+        for batch in self.log.batches:
+            if batch.is_control:
+                self.history.add_batch(batch)
+
+    def _refresh_voters(self) -> None:
+        """Take the latest voter set (kraft.version 1; static voters never change) into effect:
+        who votes, the majority, whether this replica votes, the leader's replica states."""
+        if self.dynamic:
+            latest = self.history.latest
+            keys = latest.keys if latest is not None else {}
+            if keys == self.voters and self.majority == len(keys) // 2 + 1:
+                return
+            self.voters = dict(keys)
+        self.majority = len(self.voters) // 2 + 1
+        self.is_voter = self.voters.get(self.id) == self.dir
+        lead = getattr(self, "_lead", None)
+        if lead is None:
+            return
+        old, new = lead.voters, {}
+        for v, d in self.voters.items():
+            p = old.get(v)
+            if p is None or p.directory_id != d and v != self.id:
+                seen = lead.observers.pop(v, None)
+                p = seen if seen is not None and seen.directory_id == d else Progress(v, d)
+            new[v] = p
+        for v, p in old.items():
+            if v not in new:
+                lead.observers.setdefault(v, p)
+        lead.voters = new
+        lead.fetched &= set(new)
+        self._update_high_watermark()
+
+    def _own_progress(self) -> Progress:
+        lead = self._lead
+        assert lead is not None
+        p = lead.voters.get(self.id) or lead.observers.get(self.id)
+        if p is None:
+            p = lead.observers[self.id] = Progress(self.id, self.dir, self.log.end_offset)
+        return p
+
+    def append_voters(self, voters: VoterSet, now_ms: int) -> int:
+        """The leader appends a VotersRecord (with the current kraft.version) at once; it takes
+        effect now. Returns its offset."""
+        if self.role != LEADER or self._lead is None:
+            raise NotLeader(self.id, self.leader_id, self.epoch)
+        pairs = control_values(voters, self.history.kraft_version)[1:]
+        offset = self.log.end_offset
+        self._append_batch(RecordBatch.build(offset, [v for _, v in pairs],
+                                             keys=[k for k, _ in pairs], control=True,
+                                             timestamp_ms=now_ms + self.config.log_time_base_ms,
+                                             leader_epoch=self.epoch))
+        return offset
+
+    def resign_removed(self, now_ms: int) -> None:
+        """A leader whose removal committed steps down (Kafka's requestResign)."""
+        if self.role == LEADER and self._lead is not None:
+            order = sorted((p for v, p in self._lead.voters.items() if v != self.id),
+                           key=lambda p: (-p.end_offset, p.replica_id))
+            self._to_resigned([p.replica_id for p in order], now_ms)
+
     # ================================================================== transitions
 
     def _election_timeout(self) -> int:
@@ -388,8 +480,10 @@ class RaftReplica:
     def _persist(self) -> None:
         leader = self.leader_id if self.leader_id is not None else -1
         voted = self.voted_id if self.voted_id is not None else -1
+        version = 1 if self.dynamic else 0  # Kafka: data_version follows kraft.version
+        voted_dir = self.voters.get(voted, _NO_DIR) if voted >= 0 else _NO_DIR
         self._writes.append(Replace(QUORUM_STATE, encode_quorum_state(
-            ElectionState(self.epoch, leader, voted), self.voters)))
+            ElectionState(self.epoch, leader, voted), self.voters, version, voted_dir)))
         self._sync = True
 
     def _set(self, role: str, epoch: int, leader: int | None, voted: int | None,
@@ -402,6 +496,7 @@ class RaftReplica:
             self._persist()
         if lead is not None and role != LEADER:
             self._lead = None
+            reconfig.abandon(self, lead)
             for parked in lead.parked:  # answered with the error a non-leader gives
                 self._answer_fetch(parked.src, parked.cid, parked.replica_id, parked.partition,
                                    0, may_park=False)
@@ -467,14 +562,19 @@ class RaftReplica:
         lead = self._lead = _Leadership(self.log.end_offset, self.voters,
                                         now + self.config.fetch_timeout_ms * 3 // 2)
         lead.acked.add(self.id)
-        lead.voters[self.id].directory_id = self.dir
+        self._own_progress().directory_id = self.dir
         change = M.LeaderChangeMessage(
             version=0, leader_id=self.id,
             voters=tuple(M.LeaderChangeMessage.Voter(voter_id=v) for v in sorted(self.voters)),
             granting_voters=tuple(M.LeaderChangeMessage.Voter(voter_id=v) for v in granting))
-        key, value = encode_control(change, 0)
-        self._append_batch(RecordBatch.build(self.log.end_offset, [value], keys=[key],
-                                             control=True,
+        pairs = [encode_control(change, 0)]
+        history = self.history
+        if self.dynamic and history.kraft_version >= 1 and history.latest_offset == -1:
+            # Kafka's appendStartOfEpochControlRecords: a voter set known only from the
+            # bootstrap checkpoint goes into the log, so that observers replicate it
+            pairs += control_values(history.latest, history.kraft_version)
+        self._append_batch(RecordBatch.build(self.log.end_offset, [v for _, v in pairs],
+                                             keys=[k for k, _ in pairs], control=True,
                                              timestamp_ms=now + self.config.log_time_base_ms,
                                              leader_epoch=self.epoch))
 
@@ -530,7 +630,7 @@ class RaftReplica:
         than every ``controller.quorum.retry.backoff.ms``."""
         timeout = self.config.request_timeout_ms
         ready, wake = [], max(self._any_voter_at, now + 1) if now < self._any_voter_at else NEVER
-        for v in sorted(self.voters):
+        for v in sorted(self.voters or self.bootstrap_servers):
             if v == self.id:
                 continue
             conn = self._conns.get(v)
@@ -549,6 +649,10 @@ class RaftReplica:
     def _poll_leader(self, now: int) -> int:
         lead = self._lead
         assert lead is not None
+        if lead.change is not None:
+            reconfig.committed(self, now)
+            if self._lead is not lead:
+                return now  # it removed itself and resigned
         if lead.pending and now >= lead.drain_at:
             values, lead.pending, lead.drain_at = lead.pending, [], NEVER
             self._append_batch(RecordBatch.build(self.log.end_offset, values,
@@ -572,9 +676,11 @@ class RaftReplica:
         wake = lead.drain_at
         if self.majority > 1 and lead.check_deadline < wake:
             wake = lead.check_deadline
+        if lead.change is not None:
+            wake = min(wake, reconfig.expire(self, now) or NEVER)
         for p in lead.parked:
             wake = min(wake, p.deadline)
-        if len(lead.acked) < len(self.voters):
+        if not lead.acked.issuperset(self.voters):
             for v in self.voters:
                 if v not in lead.acked:
                     wake = min(wake, self._send(v, self._begin_epoch_request, now))
@@ -628,7 +734,10 @@ class RaftReplica:
 
     def _poll_resigned(self, now: int) -> int:
         if now >= self._deadline:  # it led this epoch: no one else will, so no pre-vote
-            self._start_candidacy(now)
+            if self.is_voter:
+                self._start_candidacy(now)
+            else:  # removed from the voters: a new epoch, so no one takes it for the leader
+                self._to_unattached(self.epoch + 1, now)
             return now
         wake = self._deadline
         for v in sorted(self._unacked):
@@ -656,9 +765,11 @@ class RaftReplica:
         data = encode_batch(batch)
         self._writes.append(self.log.append(batch, data))
         self._sync = True
+        if self.dynamic and batch.is_control and self.history.add_batch(batch):
+            self._refresh_voters()
         lead = self._lead
         if lead is not None:
-            lead.voters[self.id].end_offset = self.log.end_offset
+            self._own_progress().end_offset = self.log.end_offset
             self.acknowledged = self.log.end_offset
             lead.wake_parked = True
             self._update_high_watermark()
@@ -706,7 +817,10 @@ class RaftReplica:
         current = self.log.snapshot
         if current is not None and end_offset <= current.end_offset:
             return
-        snapshot = encode_snapshot(end_offset, epoch, records, timestamp_ms)
+        controls = ()
+        if self.dynamic and (voters := self.history.at(end_offset - 1)) is not None:
+            controls = control_values(voters, self.history.version_at(end_offset - 1))
+        snapshot = encode_snapshot(end_offset, epoch, records, timestamp_ms, controls)
         self._writes += self.log.install_snapshot(snapshot)
         self._sync = True
 
@@ -896,7 +1010,7 @@ class RaftReplica:
         lead = self._lead
         assert lead is not None
         lead.fetched.add(voter)
-        if len(lead.fetched) + 1 >= self.majority:
+        if len(lead.fetched) + (self.id in self.voters) >= self.majority:
             lead.fetched.clear()
             lead.check_deadline = now + self.config.fetch_timeout_ms * 3 // 2
 
@@ -1064,6 +1178,8 @@ class RaftReplica:
             self._writes += log.truncate_to(cut)
             self._sync = True
             self.acknowledged = min(self.acknowledged, log.end_offset)
+            if self.dynamic and self.history.truncate(log.end_offset):
+                self._refresh_voters()  # KIP-853: truncating a VotersRecord reverts it
         elif snapshot_id.epoch >= 0 or snapshot_id.end_offset >= 0:
             if snapshot_id.epoch < 0 or snapshot_id.end_offset < 0:
                 return False
@@ -1091,6 +1207,8 @@ class RaftReplica:
                 end = pos + 12 + int.from_bytes(data[pos + 8:pos + 12], "big", signed=True)
                 self._writes.append(log.append(batch, data[pos:end]))
                 self._sync = True
+                if self.dynamic and batch.is_control and self.history.add_batch(batch):
+                    self._refresh_voters()
         except DecodeError:
             pass
 
@@ -1122,6 +1240,9 @@ class RaftReplica:
             self._sync = True
             self.acknowledged = min(self.acknowledged, self.log.end_offset)
             self.hw = max(self.hw, snapshot.end_offset)
+            self._load_history()
+            self.dynamic = self.dynamic or self.history.latest is not None
+            self._refresh_voters()
         self._deadline = now + self.config.fetch_timeout_ms
         return True
 
@@ -1180,6 +1301,9 @@ _HANDLERS = {
     M.FetchSnapshotRequest: RaftReplica._on_fetch_snapshot_request,
     M.FetchSnapshotResponse: RaftReplica._on_fetch_snapshot_response,
     M.DescribeQuorumRequest: RaftReplica._on_describe_quorum_request,
+    M.AddRaftVoterRequest: reconfig.on_add_voter,
+    M.RemoveRaftVoterRequest: reconfig.on_remove_voter,
+    M.UpdateRaftVoterRequest: reconfig.on_update_voter,
 }
 
 _POLLS = {

@@ -9,7 +9,7 @@ the snapshot's epoch, as Kafka writes them. A file without its footer is not a s
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from kraft_testkit.protocol import messages as M
@@ -64,14 +64,19 @@ class Snapshot:
 
 
 def encode_snapshot(end_offset: int, epoch: int, values: Iterable[bytes],
-                    timestamp_ms: int) -> Snapshot:
-    """Build the snapshot file of ``values`` (record values as the state machine wrote them)."""
+                    timestamp_ms: int,
+                    header_controls: Sequence[tuple[bytes, bytes]] = ()) -> Snapshot:
+    """Build the snapshot file of ``values`` (record values as the state machine wrote them).
+
+    ``header_controls``: more control records (key, value) for the header batch, after the
+    SnapshotHeaderRecord: Kafka puts the KRaftVersionRecord and VotersRecord there (KIP-853)."""
     header_key, header_value = encode_control(
         M.SnapshotHeaderRecord(version=0, last_contained_log_timestamp=timestamp_ms), 0)
-    batches = [RecordBatch.build(0, [header_value], keys=[header_key], control=True,
-                                 timestamp_ms=timestamp_ms, leader_epoch=epoch)]
+    keys = [header_key, *(k for k, _ in header_controls)]
+    batches = [RecordBatch.build(0, [header_value, *(v for _, v in header_controls)], keys=keys,
+                                 control=True, timestamp_ms=timestamp_ms, leader_epoch=epoch)]
     data_batches = []
-    offset, chunk, size = 1, [], 0
+    offset, chunk, size = len(keys), [], 0
     for v in values:
         chunk.append(bytes(v))
         size += len(v)

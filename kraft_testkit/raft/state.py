@@ -1,8 +1,9 @@
 """The small files beside the log: ``quorum-state`` (the election state) and ``meta.properties``.
 
-``quorum-state`` is Kafka's JSON (data_version 0, as Kafka 3.x writes it):
-``{"clusterId":"","leaderId":1,"leaderEpoch":3,"votedId":-1,"appliedOffset":0,
-"currentVoters":[{"voterId":1},...],"data_version":0}``. A replica rewrites it (atomically, and
+``quorum-state`` is Kafka's JSON: data_version 0 with kraft.version 0
+(``{"clusterId":"","leaderId":1,"leaderEpoch":3,"votedId":-1,"appliedOffset":0,
+"currentVoters":[{"voterId":1},...],"data_version":0}``), data_version 1 with kraft.version 1
+(``{"leaderId":1,"leaderEpoch":3,"votedId":-1,"votedDirectoryId":"AAAA...","data_version":1}``). A replica rewrites it (atomically, and
 synced) before it acts on a new epoch, vote or leader. ``meta.properties`` is what
 ``kafka-storage format`` writes: node id, directory id, cluster id.
 """
@@ -35,13 +36,20 @@ class ElectionState:
     voted_id: int = -1
 
 
-def encode_quorum_state(state: ElectionState, voters: Iterable[int]) -> bytes:
-    data = M.QuorumStateData(
-        cluster_id="", leader_id=state.leader_id, leader_epoch=state.epoch,
-        voted_id=state.voted_id, applied_offset=0,
-        current_voters=tuple(M.QuorumStateData.Voter(voter_id=v) for v in sorted(voters)))
-    obj = data.to_json(0)
-    obj["data_version"] = 0
+def encode_quorum_state(state: ElectionState, voters: Iterable[int], version: int = 0,
+                        voted_directory_id: Uuid = Uuid.ZERO) -> bytes:
+    """data_version 0 (kraft.version 0: the static voters as currentVoters) or 1 (kraft.version
+    1, as Kafka 4.x writes it: no voters, the directory id of the vote)."""
+    if version == 1:
+        data = M.QuorumStateData(leader_id=state.leader_id, leader_epoch=state.epoch,
+                                 voted_id=state.voted_id, voted_directory_id=voted_directory_id)
+    else:
+        data = M.QuorumStateData(
+            cluster_id="", leader_id=state.leader_id, leader_epoch=state.epoch,
+            voted_id=state.voted_id, applied_offset=0,
+            current_voters=tuple(M.QuorumStateData.Voter(voter_id=v) for v in sorted(voters)))
+    obj = data.to_json(version)
+    obj["data_version"] = version
     return json.dumps(obj, separators=(",", ":")).encode()
 
 

@@ -1,0 +1,65 @@
+"""KIP-853 voter changes as a user asks for them: the admin side of AddRaftVoter and
+RemoveRaftVoter, shared by :class:`~kraft_testkit.quorum.Quorum` and
+:class:`~kraft_testkit.cluster.Cluster`.
+
+Like Kafka's admin client (``Admin.addRaftVoter`` / ``removeRaftVoter``), a request goes to the
+leader and is retried on the retriable errors (REQUEST_TIMED_OUT: a change pending, the leader's
+epoch not established, the new voter still catching up; NOT_LEADER_OR_FOLLOWER: the leader
+moved) until the timeout; any other error code raises :class:`KafkaApiError` at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from kraft_testkit.protocol import messages as M
+from kraft_testkit.protocol.error_codes import KafkaApiError
+from kraft_testkit.protocol.uuid import Uuid
+from kraft_testkit.raft import errors as E
+from kraft_testkit.raft.voters import LISTENER, Endpoint, default_endpoints
+
+RETRIABLE = frozenset({E.REQUEST_TIMED_OUT, E.NOT_LEADER_OR_FOLLOWER, E.BROKER_NOT_AVAILABLE})
+
+# ask(leader id, request body, wait ms) -> the response body, or None when none came in time
+Ask = Callable[[int, Any, int], Any]
+
+
+def add_voter_request(cluster_id: str, node_id: int, directory_id: Uuid,
+                      endpoints: tuple[Endpoint, ...] | None = None,
+                      timeout_ms: int = 30_000) -> M.AddRaftVoterRequest:
+    endpoints = endpoints or default_endpoints(node_id)
+    return M.AddRaftVoterRequest(
+        cluster_id=cluster_id, timeout_ms=timeout_ms, voter_id=node_id,
+        voter_directory_id=directory_id,
+        listeners=tuple(M.AddRaftVoterRequest.Listener(name=n, host=h, port=p)
+                        for n, h, p in endpoints))
+
+
+def remove_voter_request(cluster_id: str, node_id: int,
+                         directory_id: Uuid) -> M.RemoveRaftVoterRequest:
+    return M.RemoveRaftVoterRequest(cluster_id=cluster_id, voter_id=node_id,
+                                    voter_directory_id=directory_id)
+
+
+def change_voters(facade: Any, body: Any, *, leader: Callable[[], int | None], ask: Ask,
+                  timeout_ms: int, retry_backoff_ms: int, request_timeout_ms: int) -> Any:
+    """Send ``body`` to the leader until it answers NONE (returned) or a non-retriable error
+    (raised as :class:`KafkaApiError`); :class:`KafkaApiError` with the last retriable code when
+    ``timeout_ms`` of virtual time ran out."""
+    api = type(body).__name__.removesuffix("Request")
+    deadline = facade.now_ms + timeout_ms
+    last, message = E.REQUEST_TIMED_OUT, "no leader answered"
+    while True:
+        dest = leader()
+        if dest is not None:
+            response = ask(dest, body, max(1, min(request_timeout_ms, deadline - facade.now_ms)))
+            if response is not None:
+                if response.error_code == E.NONE:
+                    return response
+                last, message = response.error_code, getattr(response, "error_message", None)
+                if last not in RETRIABLE:
+                    raise KafkaApiError(last, message, api=api)
+        if facade.now_ms >= deadline:
+            raise KafkaApiError(last, message, api=api)
+        facade.run_for(min(retry_backoff_ms, max(1, deadline - facade.now_ms)))
