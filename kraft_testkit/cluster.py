@@ -24,7 +24,8 @@ from .admin import ADMIN_NODE_ID, AdminClientNode
 from .admin_ops import AdminOperations
 from .config import KEYS as NODE_KEYS
 from .config import NodeConfig
-from .data_dirs import check_voters, node_dir, read_identity
+from .data_dirs import check_voters, found_controllers, node_dir, read_identity
+from .voter_ops import VoterOps
 from .errors import ConfigError, KraftError, StorageError
 from .metadata import MetadataImage
 from .protocol import messages as M
@@ -49,7 +50,8 @@ CONTROLLER_ID_BASE = 1000
 DEFAULT_START_MS = 1_767_225_600_000
 
 _DEFAULTS = {"configs": None, "combined": False, "metadata_version": 29, "wire": True,
-             "broker_self_fencing": False, "seed_defaults": False, "features": None}
+             "broker_self_fencing": False, "seed_defaults": False, "features": None,
+             "kraft_version": 0}
 STORAGES = ("memory", "tmpdir")
 REQUEST_TIMEOUT_MS = 5_000
 
@@ -126,7 +128,7 @@ def split_configs(configs: Mapping[str, object] | None) -> tuple[dict, dict]:
     return raft, node
 
 
-class Cluster(SimulationFacade, AdminOperations):
+class Cluster(VoterOps, SimulationFacade, AdminOperations):
     """``controllers`` controller nodes and ``brokers`` broker nodes, driven by one seed.
 
     Keyword arguments:
@@ -175,7 +177,7 @@ class Cluster(SimulationFacade, AdminOperations):
                  wire: bool = True, invariants: bool = True, link: LinkProfile | None = None,
                  boot: bool = True, boot_timeout_ms: int = 60_000, combined: bool = False,
                  trace_keep: int | None = 10_000, names: str = "short",
-                 features: Mapping[str, int] | None = None) -> None:
+                 features: Mapping[str, int] | None = None, kraft_version: int = 0) -> None:
         from .controller.handlers import build_controller
         from .invariants import ClusterInvariants
         from .node import KraftNode
@@ -184,6 +186,10 @@ class Cluster(SimulationFacade, AdminOperations):
             raise ConfigError(f"controllers must be an int >= 1, got {controllers!r}")
         if type(brokers) is not int or brokers < 0:
             raise ConfigError(f"brokers must be an int >= 0, got {brokers!r}")
+        if kraft_version not in (0, 1) or type(kraft_version) is not int:
+            raise ConfigError(f"kraft_version must be 0 (static voters) or 1 (KIP-853 dynamic "
+                              f"voters), got {kraft_version!r}")
+        self.kraft_version = kraft_version
         if storage not in STORAGES:
             raise ConfigError(f"storage must be one of {', '.join(STORAGES)}, got {storage!r}")
         raft_overrides, node_overrides = split_configs(configs)
@@ -223,12 +229,20 @@ class Cluster(SimulationFacade, AdminOperations):
         hosts = self.names.hosts if self.names.style != "short" else {}
         self.directory_ids = {n: Uuid.random(id_rng.child("directory", n)) for n in self.roles}
         if self.data_dir is not None:  # reopening: the folders say who they belong to
-            if os.path.isdir(self.data_dir):
+            if os.path.isdir(self.data_dir) and kraft_version == 0:
                 check_voters(self.data_dir, self.controller_ids)
+            elif os.path.isdir(self.data_dir):  # KIP-853: the voters are in the log
+                for n in found_controllers(self.data_dir):
+                    if n not in self.roles:
+                        self.roles[n] = ("controller",)
+                        self.controller_ids.append(n)
+                        self.directory_ids[n] = Uuid.random(id_rng.child("directory", n))
             found_cluster, found_dirs = read_identity(self.data_dir, self.roles)
             self.cluster_id = found_cluster or self.cluster_id
             self.directory_ids.update(found_dirs)
-        voters = {c: self.directory_ids[c] for c in self.controller_ids}
+        bootstrap = self.controller_ids[:controllers]  # with kraft.version 1: --initial-controllers
+        voters = {c: self.directory_ids[c] for c in bootstrap}
+        self._id_rng = id_rng
         self.sim = Simulation(seed, link=link, codec=rpc.RaftCodec() if wire else None,
                               trace_keep=trace_keep)
         shape = [f"controllers={controllers}", f"brokers={brokers}", f"seed={seed}"]
@@ -236,7 +250,8 @@ class Cluster(SimulationFacade, AdminOperations):
                                              ("metadata_version", metadata_version),
                                              ("wire", wire), ("seed_defaults", seed_defaults),
                                              ("broker_self_fencing", broker_self_fencing),
-                                             ("features", features))
+                                             ("features", features),
+                                             ("kraft_version", kraft_version))
                   if v != _DEFAULTS[k]]
         self.sim.replay_hint = f"Cluster({', '.join(shape)}) and the same steps"
         self.invariants = ClusterInvariants(self)
@@ -248,11 +263,12 @@ class Cluster(SimulationFacade, AdminOperations):
                 ctx, roles=self.roles[ctx.node_id], voters=voters, cluster_id=self.cluster_id,
                 raft_config=self.raft_config, config=self.config,
                 directory_id=self.directory_ids[ctx.node_id], rack=self.racks.get(ctx.node_id),
-                host=hosts.get(ctx.node_id),
+                host=hosts.get(ctx.node_id), kraft_version=kraft_version,
                 controller_factory=lambda nid, rng: build_controller(
                     nid, rng, cluster_id=self.cluster_id, config=self.config,
                     metadata_version=metadata_version, features_levels=features))
 
+        self._factory = factory
         for n in sorted(self.roles):
             self.sim.add_node(n, factory, disk=self._disk(n))
         self.sim.add_node(ADMIN_NODE_ID, AdminClientNode)
@@ -579,6 +595,12 @@ class ClusterFaults:
 
     def resume(self, node: NodeHandle | int) -> None:
         self._sim.resume(self._c.node(node).id)
+
+    def replace_disk(self, node: NodeHandle | int, *, start: bool = True) -> None:
+        """KIP-853's motivating case: a failed disk replaced by an empty one, formatted with
+        neither flag: the same node id with a new directory id, an observer until
+        ``remove_voter`` (old directory id) and ``add_voter`` (new one) make it a voter again."""
+        self.wipe_disk(node, start=start)
 
     def wipe_disk(self, node: NodeHandle | int, *, start: bool = True) -> None:
         """Kill the node if it runs, give it an empty disk, and (by default) start it again."""

@@ -25,9 +25,17 @@ def node_dir(data_dir: str, node: int, roles: tuple[str, ...]) -> str:
     return os.path.join(data_dir, f"{role}-{node}")
 
 
+def found_controllers(data_dir: str) -> list[int]:
+    """Ids of the formatted controller (and combined) folders under ``data_dir``."""
+    return sorted(int(name.split("-", 1)[1]) for name in os.listdir(data_dir)
+                  if name.split("-", 1)[0] in ("controller", "combined")
+                  and name.split("-", 1)[-1].isdigit()
+                  and os.path.isfile(os.path.join(data_dir, name, META_PROPERTIES)))
+
+
 def check_voters(data_dir: str, controller_ids: list[int]) -> None:
-    """A reopened cluster keeps its voters: the quorum is static (KIP-853 voter changes are not
-    implemented), so controller folders other than the configured controllers are refused."""
+    """A reopened kraft.version 0 cluster keeps its voters: the quorum is static, so controller
+    folders other than the configured controllers are refused."""
     found = sorted(int(name.split("-", 1)[1]) for name in os.listdir(data_dir)
                    if name.split("-", 1)[0] in ("controller", "combined")
                    and name.split("-", 1)[-1].isdigit()
@@ -35,9 +43,9 @@ def check_voters(data_dir: str, controller_ids: list[int]) -> None:
     if found and found != sorted(controller_ids):
         raise ConfigError(
             f"data_dir {data_dir} holds a cluster whose controllers are {found}, but this "
-            f"Cluster has {sorted(controller_ids)}: the voter set cannot change (KIP-853 voter "
-            f"changes are not supported yet); reopen it with controllers={len(found)} and the "
-            f"same combined= setting")
+            f"Cluster has {sorted(controller_ids)}: with kraft_version=0 the voter set is static; "
+            f"reopen it with controllers={len(found)} and the same combined= setting (or, for a "
+            f"cluster built with kraft_version=1, with kraft_version=1: its voters are in the log)")
 
 
 def read_identity(data_dir: str, roles: Mapping[int, tuple[str, ...]]

@@ -171,7 +171,7 @@ class KraftNode:
                  cluster_id: str, raft_config: RaftConfig, config: NodeConfig,
                  controller_factory: Callable[[int, random.Random], QuorumController] | None = None,
                  directory_id: Uuid | None = None, rack: str | None = None,
-                 host: str | None = None) -> None:
+                 host: str | None = None, kraft_version: int = 0) -> None:
         self.node_id = ctx.node_id
         self.roles = tuple(sorted(roles))
         if self.roles not in ROLES:
@@ -194,7 +194,7 @@ class KraftNode:
         self.raft = RaftReplica(ctx.node_id, voters=voters, rng=ctx.rng, disk=ctx.disk,
                                 config=raft_config, cluster_id=cluster_id,
                                 incarnation=ctx.incarnation, listener=self._fan_out,
-                                directory_id=directory_id)
+                                directory_id=directory_id, kraft_version=kraft_version)
         if self.controller is not None:
             self.controller.raft = self.raft
         self.logic: BrokerLogic | None = None

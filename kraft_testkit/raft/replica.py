@@ -1065,7 +1065,10 @@ class RaftReplica:
         voters = [state(lead.voters[v]) for v in sorted(lead.voters)]
         observers = [state(lead.observers[o]) for o in sorted(lead.observers)]
         hw = self.hw if self.hw > lead.epoch_start else -1
-        return rpc.describe_quorum_response(E.NONE, self.id, self.epoch, hw, voters, observers)
+        latest = self.history.latest if self.dynamic else None
+        nodes = {v.id: v.endpoints for v in latest.voters.values()} if latest is not None else None
+        return rpc.describe_quorum_response(E.NONE, self.id, self.epoch, hw, voters, observers,
+                                            nodes)
 
     # ================================================================== response handlers
 

@@ -297,8 +297,13 @@ def replica_state(replica_id: int, directory_id: Uuid, log_end_offset: int,
 
 
 def describe_quorum_response(error: int, leader_id: int, epoch: int, high_watermark: int,
-                             voters: list[Message], observers: list[Message]) -> Message:
+                             voters: list[Message], observers: list[Message],
+                             nodes: dict[int, tuple] | None = None) -> Message:
+    """``nodes``: id -> ((listener name, host, port), ...), the v2 Nodes (KIP-853 endpoints)."""
     part = _DS.PartitionData(partition_index=PARTITION, error_code=error, leader_id=leader_id,
                              leader_epoch=epoch, high_watermark=high_watermark,
                              current_voters=tuple(voters), observers=tuple(observers))
-    return _DS(topics=(_DS.TopicData(topic_name=TOPIC, partitions=(part,)),))
+    node_list = tuple(_DS.Node(node_id=n, listeners=tuple(
+        _DS.Listener(name=name, host=host, port=port) for name, host, port in eps))
+        for n, eps in sorted((nodes or {}).items()))
+    return _DS(topics=(_DS.TopicData(topic_name=TOPIC, partitions=(part,)),), nodes=node_list)
