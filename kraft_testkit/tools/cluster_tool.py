@@ -112,9 +112,29 @@ def read_directory(path: str | os.PathLike) -> DirectoryTarget:
                 raise ClusterToolError(f"{qs}: {e}") from None
             node.leader_id, node.epoch, node.voted_id = state.leader_id, state.epoch, state.voted_id
             node.voters = sorted(int(v.get("voterId", -1)) for v in obj.get("currentVoters") or ())
+            if obj.get("data_version") == 1:  # kraft.version 1: the voters are in the log
+                node.voters = _log_voters(d / METADATA_DIR)
         node.log_end_offset = _log_end_offset(d / METADATA_DIR)
         nodes.append(node)
     return DirectoryTarget(Path(path), nodes)
+
+
+def _log_voters(metadata_dir: Path) -> list[int]:
+    """The latest voter set (KIP-853) in the newest snapshot's header and the newest segment."""
+    from ..protocol.records import iter_batches
+    from ..raft.voters import VoterHistory, snapshot_voters
+
+    history = VoterHistory()
+    snapshots = sorted(metadata_dir.glob("*.checkpoint"))
+    try:
+        if snapshots:
+            history.reset(*snapshot_voters(snapshots[-1].read_bytes()))
+        for segment in sorted(metadata_dir.glob("*.log"))[-1:]:
+            for _, batch in iter_batches(segment.read_bytes(), allow_truncated_tail=True):
+                history.add_batch(batch)
+    except DecodeError as e:
+        raise ClusterToolError(f"{metadata_dir}: {e}") from None
+    return sorted(history.latest) if history.latest is not None else []
 
 
 def _log_end_offset(metadata_dir: Path) -> int:
@@ -243,6 +263,7 @@ class QuorumDescription:
     voters: tuple[ReplicaRow, ...]
     observers: tuple[ReplicaRow, ...]
     now_ms: int = -1  # the leader's clock (a running cluster); -1 from files
+    endpoints: dict[int, tuple[str, ...]] = field(default_factory=dict)  # KIP-853 voters
 
     @property
     def max_follower_lag(self) -> int:
@@ -254,7 +275,8 @@ class QuorumDescription:
     def status_text(self) -> str:
         def voter(r: ReplicaRow) -> str:
             d = "" if r.directory_id is None else f', "directoryId": "{r.directory_id}"'
-            return f'{{"id": {r.node_id}{d}, "endpoints": []}}'
+            eps = ", ".join(f'"{e}"' for e in self.endpoints.get(r.node_id, ()))
+            return f'{{"id": {r.node_id}{d}, "endpoints": [{eps}]}}'
 
         def observer(r: ReplicaRow) -> str:
             d = "" if r.directory_id is None else f', "directoryId": "{r.directory_id}"'
@@ -300,7 +322,9 @@ def describe_quorum(target: Target) -> QuorumDescription:
 
     return QuorumDescription(target.cluster_id, part.leader_id, part.leader_epoch,
                              part.high_watermark, rows(part.current_voters, True),
-                             rows(part.observers, False), target.now_ms)
+                             rows(part.observers, False), target.now_ms,
+                             {n.node_id: tuple(f"{li.name}://{li.host}:{li.port}"
+                                               for li in n.listeners) for n in resp.nodes})
 
 
 def _describe_files(target: DirectoryTarget) -> QuorumDescription:

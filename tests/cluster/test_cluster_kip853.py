@@ -157,3 +157,24 @@ def test_same_seed_same_digest():
         c.create_topic("t", 1, 1)
         return c.trace.digest()
     assert run() == run()
+
+
+def test_describe_quorum_tool_reads_voters_from_the_log(tmp_path):
+    from kraft_testkit.tools.cluster_tool import describe_quorum, read_directory
+
+    c = Cluster(1, 1, seed=6, kraft_version=1, storage="tmpdir", data_dir=tmp_path)
+    c.add_voter(c.add_controller())
+    c.close()
+    d = describe_quorum(read_directory(tmp_path))
+    assert [r.node_id for r in d.voters] == [1000, 1001]
+    assert 0 in [r.node_id for r in d.observers]
+
+
+def test_describe_quorum_tool_shows_endpoints():
+    from kraft_testkit.tools.cluster_tool import describe_quorum_text
+
+    c = Cluster(1, 0, seed=7, kraft_version=1)
+    c.add_voter(c.add_controller())
+    text = describe_quorum_text(c)
+    assert '"endpoints": ["CONTROLLER://controller-1001:9093"]' in text
+    assert f'"directoryId": "{c.replica(1001).dir}"' in text
