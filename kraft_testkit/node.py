@@ -36,6 +36,7 @@ from .raft import rpc
 from .raft.config import RaftConfig
 from .raft.replica import RaftReplica
 from .raft.snapshot import Snapshot
+from .raft.voters import default_endpoints
 from .sim.node import NEVER, Delete, DiskView, Effects, NodeContext, Replace
 
 ROLES = (("controller",), ("broker",), ("broker", "controller"))
@@ -194,7 +195,9 @@ class KraftNode:
         self.raft = RaftReplica(ctx.node_id, voters=voters, rng=ctx.rng, disk=ctx.disk,
                                 config=raft_config, cluster_id=cluster_id,
                                 incarnation=ctx.incarnation, listener=self._fan_out,
-                                directory_id=directory_id, kraft_version=kraft_version)
+                                directory_id=directory_id, kraft_version=kraft_version,
+                                endpoints=default_endpoints(ctx.node_id, host),
+                                can_become_voter=self.controller is not None)
         if self.controller is not None:
             self.controller.raft = self.raft
         self.logic: BrokerLogic | None = None

@@ -101,10 +101,12 @@ class Quorum(SimulationFacade):
         self.invariants = RaftInvariants()
         if invariants:
             self.sim.add_invariant(self.invariants, "raft")
+        self.endpoints: dict[int, tuple] = {}  # a node's own listeners from its next start
         factory = replica_factory(
             {v: self.directory_ids[v] for v in self.voters}, config=self.config,
             cluster_id=self.cluster_id, listener=lambda _: DigestListener(snapshot_bytes),
-            directory_ids=self.directory_ids, kraft_version=kraft_version)
+            directory_ids=self.directory_ids, kraft_version=kraft_version,
+            endpoints=self.endpoints)
         self._factory = factory
         for node in self.voters + self.observers:
             self.sim.add_node(node, factory)

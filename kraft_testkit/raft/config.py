@@ -5,6 +5,8 @@ Kafka's Raft client hard-codes a few values that tests want to turn; those take 
 fetch wait) and two ``testkit.raft.*`` keys for fetch sizes, so snapshots can be sent in small
 chunks. ``testkit.raft.pre.vote.enable`` (default true, as Kafka 4.0+ runs KIP-996 pre-vote) set
 to false gives the elections of Kafka 3.x, where a voter that times out stands at once.
+``controller.quorum.auto.join.enable`` (Kafka 4.2, default false): with kraft.version 1 a
+controller that observes the log asks the leader to add it as a voter (docs/kip-853.md).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ class RaftConfig:
     fetch_snapshot_max_bytes: int = 8 * MiB
     pre_vote: bool = True  # KIP-996 (Kafka 4.0+); off gives Kafka 3.x elections
     log_time_base_ms: int = 0  # batch timestamps = this + virtual time (Cluster: a real instant)
+    auto_join: bool = False  # KIP-853, Kafka 4.2: an observing controller adds itself
 
     @classmethod
     def from_kafka(cls, overrides: Mapping[str, object] | None = None) -> RaftConfig:
@@ -71,8 +74,9 @@ KEYS: dict[str, tuple[str, int]] = {
     "testkit.raft.fetch.snapshot.max.bytes": ("fetch_snapshot_max_bytes", 1),
     "testkit.raft.pre.vote.enable": ("pre_vote", 0),
     "testkit.log.time.base.ms": ("log_time_base_ms", 0),
+    "controller.quorum.auto.join.enable": ("auto_join", 0),
 }
-BOOLS = {"pre_vote"}
+BOOLS = {"pre_vote", "auto_join"}
 assert {a for a, _ in KEYS.values()} == {f.name for f in fields(RaftConfig)}
 _LONG_KEYS = frozenset({"testkit.log.time.base.ms"})  # epoch milliseconds: a Java long
 _LONG_MAX = (1 << 63) - 1

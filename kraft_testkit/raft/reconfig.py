@@ -216,3 +216,59 @@ def abandon(replica: Any, lead: Any) -> None:
     if change is not None:
         lead.change = None
         _answer(replica, change.kind, change.src, change.cid, E.NOT_LEADER_OR_FOLLOWER)
+
+
+# ---------------------------------------------------------------------- the follower's side
+
+def follower_requests(replica: Any, now: int) -> int:
+    """What a follower of an established leader sends about itself (Kafka 4.x
+    ``pollFollowerAsVoter`` / ``pollFollowerAsObserver``), at most once per fetch timeout;
+    returns when to look again. Answers are not awaited: the log shows the outcome.
+
+    * a voter whose endpoints or supported kraft.version range differ from its entry in the
+      voter set sends UpdateRaftVoter;
+    * with ``controller.quorum.auto.join.enable``, a controller that observes (not a voter)
+      sends AddRaftVoter for itself, or first RemoveRaftVoter for the entry with its id and an
+      older directory id (a replaced disk).
+    """
+    from kraft_testkit.raft import rpc  # the replica module imports this one
+
+    voters = replica.history.latest
+    leader = replica.leader_id
+    if voters is None or leader is None or replica.history.kraft_version < 1 \
+            or not replica._fetched_from_leader:  # noqa: SLF001
+        return NEVER_WAKE
+    if now < replica.member_request_at:
+        return replica.member_request_at
+    body = None
+    mine = voters.voters.get(replica.id)
+    local = Voter(replica.id, replica.dir, replica.endpoints, SUPPORTED_KRAFT_VERSIONS)
+    if replica.is_voter:
+        if mine != local:
+            body = M.UpdateRaftVoterRequest(
+                cluster_id=replica.cluster_id, current_leader_epoch=replica.epoch,
+                voter_id=replica.id, voter_directory_id=replica.dir,
+                listeners=tuple(M.UpdateRaftVoterRequest.Listener(name=n, host=h, port=p)
+                                for n, h, p in replica.endpoints),
+                k_raft_version_feature=M.UpdateRaftVoterRequest.KRaftVersionFeature(
+                    min_supported_version=SUPPORTED_KRAFT_VERSIONS[0],
+                    max_supported_version=SUPPORTED_KRAFT_VERSIONS[1]))
+    elif replica.config.auto_join and replica.can_become_voter:
+        if mine is not None:
+            body = M.RemoveRaftVoterRequest(cluster_id=replica.cluster_id, voter_id=replica.id,
+                                            voter_directory_id=mine.directory_id)
+        else:
+            body = M.AddRaftVoterRequest(
+                cluster_id=replica.cluster_id, timeout_ms=replica.config.request_timeout_ms,
+                voter_id=replica.id, voter_directory_id=replica.dir,
+                listeners=tuple(M.AddRaftVoterRequest.Listener(name=n, host=h, port=p)
+                                for n, h, p in replica.endpoints))
+    if body is None:
+        return NEVER_WAKE
+    replica.member_request_at = now + replica.config.fetch_timeout_ms
+    replica._cid = cid = (replica._cid + 1) & 0x7FFFFFFF  # noqa: SLF001
+    replica._sends.append((leader, rpc.request(cid, body)))  # noqa: SLF001
+    return replica.member_request_at
+
+
+NEVER_WAKE = 1 << 62

@@ -54,7 +54,15 @@ from kraft_testkit.raft.log import (
     encode_epoch_checkpoint,
 )
 from kraft_testkit.raft.snapshot import decode_snapshot, encode_snapshot
-from kraft_testkit.raft.voters import VoterHistory, VoterSet, control_values, snapshot_voters
+from kraft_testkit.raft.voters import (
+    SUPPORTED_KRAFT_VERSIONS,
+    Voter,
+    VoterHistory,
+    VoterSet,
+    control_values,
+    default_endpoints,
+    snapshot_voters,
+)
 from kraft_testkit.raft.state import (
     META_PROPERTIES,
     PARTITION_METADATA,
@@ -176,12 +184,16 @@ class RaftReplica:
                  disk: Mapping[str, bytes] | None = None, config: RaftConfig | None = None,
                  cluster_id: str = "", incarnation: int = 1,
                  listener: RaftListener | None = None, directory_id: Uuid | None = None,
-                 kraft_version: int = 0, bootstrap: bool | None = None) -> None:
+                 kraft_version: int = 0, bootstrap: bool | None = None,
+                 endpoints: tuple | None = None, can_become_voter: bool = True) -> None:
         self.id = node_id
         self.config = config or RaftConfig()
         self.cluster_id = cluster_id
         self.voters = dict(voters)
         self.bootstrap_servers = dict(voters)
+        self.endpoints = tuple(endpoints or default_endpoints(node_id))  # its own listeners
+        self.can_become_voter = can_become_voter  # a controller (auto-join); not a broker
+        self.member_request_at = 0  # the next UpdateRaftVoter / auto-join request
         self.majority = len(self.voters) // 2 + 1
         self.listener = listener
         self.incarnation = incarnation
@@ -569,10 +581,17 @@ class RaftReplica:
             granting_voters=tuple(M.LeaderChangeMessage.Voter(voter_id=v) for v in granting))
         pairs = [encode_control(change, 0)]
         history = self.history
-        if self.dynamic and history.kraft_version >= 1 and history.latest_offset == -1:
+        voters = history.latest
+        if self.dynamic and history.kraft_version >= 1 and voters is not None:
             # Kafka's appendStartOfEpochControlRecords: a voter set known only from the
-            # bootstrap checkpoint goes into the log, so that observers replicate it
-            pairs += control_values(history.latest, history.kraft_version)
+            # bootstrap checkpoint goes into the log (so that observers replicate it), and so
+            # does one whose entry for this leader has other endpoints than it listens on
+            local = Voter(self.id, self.dir, self.endpoints, SUPPORTED_KRAFT_VERSIONS)
+            mine = voters.voters.get(self.id)
+            if mine is not None and mine != local:
+                voters = voters.update(local) or voters
+            if history.latest_offset == -1 or voters is not history.latest:
+                pairs += control_values(voters, history.kraft_version)
         self._append_batch(RecordBatch.build(self.log.end_offset, [v for _, v in pairs],
                                              keys=[k for k, _ in pairs], control=True,
                                              timestamp_ms=now + self.config.log_time_base_ms,
@@ -722,7 +741,10 @@ class RaftReplica:
             return self._send_any_voter(self._fetch_request, now)  # an observer looks around
         build = self._fetch_snapshot_request if self._download else self._fetch_request
         assert self.leader_id is not None
-        return min(self._deadline, self._send(self.leader_id, build, now))
+        wake = min(self._deadline, self._send(self.leader_id, build, now))
+        if self.dynamic:  # KIP-853: UpdateRaftVoter, auto-join
+            wake = min(wake, reconfig.follower_requests(self, now))
+        return wake
 
     def _poll_unattached(self, now: int) -> int:
         if self.is_voter:

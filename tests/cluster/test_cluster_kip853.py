@@ -178,3 +178,12 @@ def test_describe_quorum_tool_shows_endpoints():
     text = describe_quorum_text(c)
     assert '"endpoints": ["CONTROLLER://controller-1001:9093"]' in text
     assert f'"directoryId": "{c.replica(1001).dir}"' in text
+
+
+def test_auto_join_adds_controllers_not_brokers():
+    c = Cluster(1, 2, seed=8, kraft_version=1,
+                configs={"controller.quorum.auto.join.enable": True})
+    node = c.add_controller()
+    c.run_until(lambda c: c.voter_set() is not None and len(c.voter_set()) == 2, 30_000)
+    c.run_for(10_000)
+    assert set(c.voter_set()) == {1000, node.id}

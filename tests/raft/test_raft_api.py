@@ -32,6 +32,7 @@ def test_defaults_are_kafkas():
         "testkit.raft.fetch.snapshot.max.bytes": 8 << 20,
         "testkit.raft.pre.vote.enable": True,
         "testkit.log.time.base.ms": 0,   # a bare replica stamps virtual time; Cluster adds 2026
+        "controller.quorum.auto.join.enable": False,  # Kafka 4.2 (KIP-853), off by default
     }
     assert RaftConfig.from_kafka({"controller.quorum.fetch.timeout.ms": "3000"}).fetch_timeout_ms \
         == 3000
