@@ -27,7 +27,7 @@ _AV = M.ApiVersionsResponse
 _DC = M.DescribeClusterResponse
 _MD = M.MetadataResponse
 ENDPOINT_BROKER, ENDPOINT_CONTROLLER = 1, 2
-KRAFT_VERSION = ("kraft.version", 0, 0)  # static voters: KIP-853's level 1 is not supported yet
+KRAFT_VERSION = ("kraft.version", 0, 1)  # every node supports static (0) and KIP-853 (1) voters
 
 
 def node_image(ctx: RequestContext) -> Any:
@@ -52,8 +52,12 @@ def api_versions_response(ctx: RequestContext, apis: dict[int, range], error: in
     epoch = -1
     if image is not None:
         epoch = image.offset
+        levels = dict(finalized_features(image))
+        raft = ctx.cluster.replica(ctx.node)
+        if raft is not None and raft.history.kraft_version > 0:  # it lives in the Raft log
+            levels[KRAFT_VERSION[0]] = raft.history.kraft_version
         finalized = [_AV.FinalizedFeatureKey(name=n, max_version_level=lvl, min_version_level=lvl)
-                     for n, lvl in sorted(finalized_features(image).items())]
+                     for n, lvl in sorted(levels.items())]
     return _AV(error_code=error, api_keys=keys, throttle_time_ms=0,
                supported_features=tuple(supported), finalized_features_epoch=epoch,
                finalized_features=tuple(finalized))

@@ -44,7 +44,8 @@ CLIENT_CONTROLLER_APIS = tuple(sorted(
     (cls for cls in HANDLERS if cls not in (
         M.AlterPartitionRequest, M.BrokerRegistrationRequest, M.BrokerHeartbeatRequest,
         M.AllocateProducerIdsRequest, M.ControllerRegistrationRequest)),
-    key=lambda c: c._spec.api_key)) + (M.DescribeQuorumRequest,)
+    key=lambda c: c._spec.api_key)) + (M.DescribeQuorumRequest, M.AddRaftVoterRequest,
+                                       M.RemoveRaftVoterRequest)  # KIP-853: the Raft leader's
 
 
 def error_response(request: Message, code: int) -> Message:
