@@ -190,6 +190,16 @@ class Cluster(VoterOps, SimulationFacade, AdminOperations):
             raise ConfigError(f"kraft_version must be 0 (static voters) or 1 (KIP-853 dynamic "
                               f"voters), got {kraft_version!r}")
         self.kraft_version = kraft_version
+        if features and "kraft.version" in features:  # `storage format --feature kraft.version=N`
+            level = features["kraft.version"]
+            if level != kraft_version:  # Kafka's Formatter words it so
+                raise ConfigError(
+                    f"Cannot set kraft.version to {level!r} "
+                    + ("if KIP-853 configuration is present" if kraft_version else
+                       "unless KIP-853 configuration is present")
+                    + f" (here: kraft_version={kraft_version}). Try removing the feature for "
+                      "kraft.version.")
+            features = {k: v for k, v in features.items() if k != "kraft.version"}
         if storage not in STORAGES:
             raise ConfigError(f"storage must be one of {', '.join(STORAGES)}, got {storage!r}")
         raft_overrides, node_overrides = split_configs(configs)

@@ -67,8 +67,9 @@ class BootstrapMetadata:
                 raise BootstrapError(f"No feature:{name} with feature level {level}")
             levels[name] = level
         if levels[FV.KRAFT_VERSION] != 0:
-            raise BootstrapError("kraft.version 1 needs a dynamic quorum (KIP-853), which the "
-                                 "kit does not implement: its voters are static (kraft.version 0)")
+            raise BootstrapError("kraft.version lives in the Raft log, not in the bootstrap "
+                                 "metadata: a static quorum has kraft.version 0; "
+                                 "Cluster(kraft_version=1) formats a dynamic one (KIP-853)")
         levels[V.FEATURE_NAME] = mv
         for name in sorted(FV.FEATURES):
             try:

@@ -15,8 +15,10 @@ needs (``dependencies``). Three rules come from Kafka and are used by the format
   *testing* level when unstable feature versions are enabled (``QuorumFeatures``).
 
 kraft.version is special, as in Kafka: it lives in the Raft log (KRaftVersionRecord), never in
-a FeatureLevelRecord. The kit's quorum has static voters (no KIP-853), so its kraft.version is
-always 0 and a node supports only [0, 0]; docs/fidelity.md lists this difference.
+a FeatureLevelRecord. A quorum is formatted at kraft.version 0 (static voters) or 1
+(``Cluster(kraft_version=1)``, KIP-853 dynamic voters); the gateway advertises [0, 1]. Upgrading
+0 -> 1 with UpdateFeatures is not implemented, so the controller's own range stays [0, 0];
+docs/fidelity.md lists this difference.
 """
 
 from __future__ import annotations

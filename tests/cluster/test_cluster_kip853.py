@@ -187,3 +187,12 @@ def test_auto_join_adds_controllers_not_brokers():
     c.run_until(lambda c: c.voter_set() is not None and len(c.voter_set()) == 2, 30_000)
     c.run_for(10_000)
     assert set(c.voter_set()) == {1000, node.id}
+
+
+def test_kraft_version_feature_must_match_the_quorum():
+    c = Cluster(1, 0, seed=2, kraft_version=1, features={"kraft.version": 1})
+    assert c.voter_set() is not None
+    with pytest.raises(ConfigError, match="unless KIP-853 configuration is present"):
+        Cluster(1, 0, features={"kraft.version": 1})
+    with pytest.raises(ConfigError, match="if KIP-853 configuration is present"):
+        Cluster(1, 0, kraft_version=1, features={"kraft.version": 0})
