@@ -863,6 +863,11 @@ class RaftReplica:
             return E.FENCED_LEADER_EPOCH
         if remote < 0:
             return E.INVALID_REQUEST
+        if self.dynamic:
+            # Kafka 4.x (KIP-853): voter sets differ while a change replicates, so membership is
+            # not checked here (a candidate counts only its own voters' grants); the request
+            # must name this replica's directory id
+            return E.INVALID_VOTER_KEY if my_dir != _NO_DIR and my_dir != self.dir else E.NONE
         expected = self.voters.get(remote)
         if not self.is_voter or expected is None:
             return E.INCONSISTENT_VOTER_SET
@@ -1116,7 +1121,9 @@ class RaftReplica:
         p = rpc.vote_partition(resp)
         if resp.error_code != E.NONE or p is None:
             return False
-        not_voter = p.error_code == E.INCONSISTENT_VOTER_SET
+        if src not in self.voters:
+            return True  # not a voter (any more): its answer does not count
+        not_voter = p.error_code in (E.INCONSISTENT_VOTER_SET, E.INVALID_VOTER_KEY)
         if not not_voter:
             handled = self._common(p.error_code, p.leader_id, p.leader_epoch, now)
             if handled is not None:
@@ -1152,7 +1159,7 @@ class RaftReplica:
         p = rpc.vote_partition(resp)
         if resp.error_code != E.NONE or p is None:
             return False
-        if p.error_code != E.INCONSISTENT_VOTER_SET:
+        if p.error_code not in (E.INCONSISTENT_VOTER_SET, E.INVALID_VOTER_KEY):
             handled = self._common(p.error_code, p.leader_id, p.leader_epoch, now)
             if handled is not None:
                 return handled

@@ -93,7 +93,7 @@ def test_remove_the_active_controller(seed):
     c.remove_voter(old)
     c.run_until(lambda c: c.active_controller not in (None, old), 20_000)
     assert old.id not in _voters(c)
-    assert c.replica(old).metrics()["current-state"] == "observer"
+    c.run_until(lambda c: c.replica(old).metrics()["current-state"] == "observer", 10_000)
     c.create_topic("after", 2, 2)
     _topics(c, ["before", "after"])
     _one_leader_per_epoch(c)

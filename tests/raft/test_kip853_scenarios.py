@@ -200,3 +200,23 @@ def test_truncation_reverts_an_uncommitted_voter_set():
     q.append([b"new-epoch"])
     q.converge()
     assert node not in q.replica(old.id).voters and q.replica(old.id).majority == 2
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_a_voter_that_missed_a_change_still_elects_the_new_voter(seed):
+    """Kafka 4.x's rule: a voter grants a vote to a candidate its own (lagging) voter set does
+    not know yet. Voters {1, 2}; 2 is cut off while 3 joins (1 and 3 commit the change); 1
+    dies: 2 and 3 must elect 3, whose log holds the change, without 1."""
+    q = _boot(2, seed)
+    node = q.add_controller()
+    q.run_for(2_000)
+    leader = q.leader_id
+    other = next(n for n in q.voters if n != leader)
+    q.network.isolate(other)
+    q.add_voter(node)
+    offset = q.append([b"committed by the new majority"])
+    q.faults.kill(leader)
+    q.network.heal()
+    q.run_until(lambda q: q.active_controller in (other, node), timeout_ms=30_000)
+    assert q.high_watermark > offset
+    assert node in q.replica(q.leader_id).voters
