@@ -274,6 +274,7 @@ class Cluster(VoterOps, SimulationFacade, AdminOperations):
                 raft_config=self.raft_config, config=self.config,
                 directory_id=self.directory_ids[ctx.node_id], rack=self.racks.get(ctx.node_id),
                 host=hosts.get(ctx.node_id), kraft_version=kraft_version,
+                bootstrap_servers=list(self.controller_ids) if kraft_version else None,
                 controller_factory=lambda nid, rng: build_controller(
                     nid, rng, cluster_id=self.cluster_id, config=self.config,
                     metadata_version=metadata_version, features_levels=features))

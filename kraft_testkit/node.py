@@ -172,7 +172,8 @@ class KraftNode:
                  cluster_id: str, raft_config: RaftConfig, config: NodeConfig,
                  controller_factory: Callable[[int, random.Random], QuorumController] | None = None,
                  directory_id: Uuid | None = None, rack: str | None = None,
-                 host: str | None = None, kraft_version: int = 0) -> None:
+                 host: str | None = None, kraft_version: int = 0,
+                 bootstrap_servers: Sequence[int] | None = None) -> None:
         self.node_id = ctx.node_id
         self.roles = tuple(sorted(roles))
         if self.roles not in ROLES:
@@ -197,7 +198,8 @@ class KraftNode:
                                 incarnation=ctx.incarnation, listener=self._fan_out,
                                 directory_id=directory_id, kraft_version=kraft_version,
                                 endpoints=default_endpoints(ctx.node_id, host),
-                                can_become_voter=self.controller is not None)
+                                can_become_voter=self.controller is not None,
+                                bootstrap_servers=bootstrap_servers)
         if self.controller is not None:
             self.controller.raft = self.raft
         self.logic: BrokerLogic | None = None

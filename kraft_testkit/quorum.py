@@ -106,7 +106,8 @@ class Quorum(SimulationFacade):
             {v: self.directory_ids[v] for v in self.voters}, config=self.config,
             cluster_id=self.cluster_id, listener=lambda _: DigestListener(snapshot_bytes),
             directory_ids=self.directory_ids, kraft_version=kraft_version,
-            endpoints=self.endpoints)
+            endpoints=self.endpoints,
+            bootstrap_servers=(lambda: self.nodes) if kraft_version else None)
         self._factory = factory
         for node in self.voters + self.observers:
             self.sim.add_node(node, factory)

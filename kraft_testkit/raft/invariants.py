@@ -76,6 +76,9 @@ class RaftInvariants:
         # its sends, so nothing the replica meant to acknowledge in it reached anyone
         self._acked: dict[int, tuple[int, int, bytes]] = {}
         self._ghosts: dict[int, RaftReplica] = {}  # voter id -> its replica before a disk wipe
+        # (node, directory id) -> that replica before its disk was wiped (KIP-853: a node whose
+        # disk is replaced twice was two different voters)
+        self._wiped: dict[tuple[int, bytes], RaftReplica] = {}
         self._batches: dict[int, tuple[int, bytes]] = {}  # committed base offset -> (last, key)
         self._states: dict[int, Any] = {}  # listener offset -> listener state
         self.committed = 0  # the largest high watermark any replica reached
@@ -141,6 +144,7 @@ class RaftInvariants:
         if new.wiped or new.dir != old.dir:
             if old.is_voter and node not in self._ghosts:
                 self._ghosts[node] = old
+            self._wiped.setdefault((node, bytes(old.dir)), old)
             return
         need, base, key = self._acked.get(node) or _need(old)
         log = new.log
@@ -271,8 +275,7 @@ class RaftInvariants:
             for v, d in voters.keys.items():
                 m = self._machines.get(v)
                 if m is not None and m.dir != d:
-                    m = self._ghosts.get(v)
-                    m = m if m is not None and m.dir == d else None
+                    m = self._wiped.get((v, bytes(d)))
                     if m is None:
                         continue  # that voter's disk is gone and no ghost remembers it
                 if m is None:

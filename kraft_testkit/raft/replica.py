@@ -177,7 +177,7 @@ class RaftReplica:
     bootstrap checkpoint (``--initial-controllers``) when a replica among them is formatted
     (``bootstrap`` False: formatted with neither flag, an observer until added); from then on
     the log decides. ``voters`` also serve as ``controller.quorum.bootstrap.servers``: where an
-    observer that knows no voter asks for the leader.
+    observer that knows no voter asks for the leader, unless ``bootstrap_servers`` names others.
     """
 
     def __init__(self, node_id: int, *, voters: Mapping[int, Uuid], rng: Random,
@@ -185,12 +185,15 @@ class RaftReplica:
                  cluster_id: str = "", incarnation: int = 1,
                  listener: RaftListener | None = None, directory_id: Uuid | None = None,
                  kraft_version: int = 0, bootstrap: bool | None = None,
-                 endpoints: tuple | None = None, can_become_voter: bool = True) -> None:
+                 endpoints: tuple | None = None, can_become_voter: bool = True,
+                 bootstrap_servers: Sequence[int] | None = None) -> None:
         self.id = node_id
         self.config = config or RaftConfig()
         self.cluster_id = cluster_id
         self.voters = dict(voters)
-        self.bootstrap_servers = dict(voters)
+        # controller.quorum.bootstrap.servers: whom an observer that knows no voter asks
+        self.bootstrap_servers = tuple(sorted(bootstrap_servers if bootstrap_servers is not None
+                                              else voters))
         self.endpoints = tuple(endpoints or default_endpoints(node_id))  # its own listeners
         self.can_become_voter = can_become_voter  # a controller (auto-join); not a broker
         self.member_request_at = 0  # the next UpdateRaftVoter / auto-join request
@@ -738,7 +741,11 @@ class RaftReplica:
             if self.is_voter:
                 self._stand(now)
                 return now
-            return self._send_any_voter(self._fetch_request, now)  # an observer looks around
+            # an observer looks around; its leader is not evidently alive any more, so it no
+            # longer refuses pre-votes for it (KIP-853: it may be a voter that has not fetched
+            # the VotersRecord naming it yet)
+            self._fetched_from_leader = False
+            return self._send_any_voter(self._fetch_request, now)
         build = self._fetch_snapshot_request if self._download else self._fetch_request
         assert self.leader_id is not None
         wake = min(self._deadline, self._send(self.leader_id, build, now))
