@@ -23,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from kraft_testkit.errors import KraftError  # noqa: E402
+from kraft_testkit.errors import ConfigError, KraftError  # noqa: E402
 from kraft_testkit.protocol.error_codes import KafkaApiError  # noqa: E402
 from kraft_testkit.quorum import Quorum  # noqa: E402
 from kraft_testkit.raft.errors import NotLeader  # noqa: E402
@@ -38,14 +38,21 @@ def run_seed(seed: int) -> tuple[str, str]:
     q = Quorum(voters=rng.choice([1, 3]), kraft_version=1, seed=seed)
     try:
         q.run_until(lambda q: q.active_controller is not None, timeout_ms=30_000)
-        replaced: set[int] = set()  # voters whose disk was replaced and not fixed yet
+        replaced: dict[int, object] = {}  # voter -> the directory id its lost disk had
         for _ in range(STEPS):
             step = rng.choice(["add_controller", "add_voter", "add_voter", "remove_voter",
                                "replace_disk", "kill", "restart", "partition", "heal",
                                "append", "append"])
             voters = q.voter_set()
             try:
-                if step == "add_controller" and len(q.nodes) < 7:
+                if replaced and voters is not None and step in (
+                        "add_controller", "add_voter", "remove_voter", "replace_disk"):
+                    node, old = next(iter(replaced.items()))  # finish a disk replacement first
+                    if voters.keys.get(node) == old:
+                        q.remove_voter(node, old, timeout_ms=5_000)
+                    del replaced[node]
+                    q.add_voter(node, timeout_ms=5_000)
+                elif step == "add_controller" and len(q.nodes) < 7:
                     q.add_controller()
                 elif step == "add_voter" and voters is not None:
                     observers = [n for n in q.nodes if n not in voters and q.replica(n)]
@@ -57,16 +64,17 @@ def run_seed(seed: int) -> tuple[str, str]:
                     # a voter's disk only where a majority survives it, then KIP-853's fix:
                     # remove the old (id, directory id), add the new one
                     node = rng.choice(q.nodes)
-                    known = {n for r in q.replicas() for n in r.voters}  # any replica's view
+                    # any replica's view, the ones down included (their last state)
+                    known = {n for r in q.invariants._machines.values() for n in r.voters}
                     old = voters.keys.get(node) if voters is not None else None
                     if voters is not None and node not in known | set(voters) or \
                             old is not None and len(voters) >= 3 and not replaced:
                         q.faults.replace_disk(node)
                         if old is not None:
-                            replaced.add(node)
+                            replaced[node] = old
                             q.run_for(2_000)
                             q.remove_voter(node, old, timeout_ms=10_000)
-                            replaced.discard(node)
+                            del replaced[node]
                             q.add_voter(node, timeout_ms=10_000)
                 elif step == "kill":
                     node = rng.choice(q.nodes)
@@ -83,7 +91,7 @@ def run_seed(seed: int) -> tuple[str, str]:
                     q.network.heal()
                 elif step == "append":
                     q.append([f"s{seed}".encode()], timeout_ms=5_000)
-            except (KafkaApiError, NotLeader, NoProgress):
+            except (KafkaApiError, NotLeader, NoProgress, ConfigError):
                 pass  # under faults a change or an append may time out; the invariants judge
             q.run_for(rng.randrange(200, 3_000))
         # a voter whose only copy was replaced cannot come back: heal what can be healed

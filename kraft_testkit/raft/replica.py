@@ -675,6 +675,9 @@ class RaftReplica:
             reconfig.committed(self, now)
             if self._lead is not lead:
                 return now  # it removed itself and resigned
+        if not self.is_voter and self.dynamic and (self.history.latest_offset or 0) < self.hw:
+            self.resign_removed(now)  # outside the committed voter set, request answered or not
+            return now
         if lead.pending and now >= lead.drain_at:
             values, lead.pending, lead.drain_at = lead.pending, [], NEVER
             self._append_batch(RecordBatch.build(self.log.end_offset, values,
