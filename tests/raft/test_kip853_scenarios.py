@@ -220,3 +220,21 @@ def test_a_voter_that_missed_a_change_still_elects_the_new_voter(seed):
     q.run_until(lambda q: q.active_controller in (other, node), timeout_ms=30_000)
     assert q.high_watermark > offset
     assert node in q.replica(q.leader_id).voters
+
+
+def test_a_removed_leader_resigns_even_after_its_request_timed_out():
+    """Found by bench_kip853_sweep.py: the RemoveRaftVoter answer timed out before the record
+    committed; once it commits the leader must still step down (else it leads its old epoch
+    forever beside the new leader, since no voter talks to it any more)."""
+    q = _boot(3, 8)
+    old = q.leader_id
+    followers = [n for n in q.voters if n != old]
+    q.network.isolate(followers[0])  # the new set {followers} cannot commit without it
+    with pytest.raises(KafkaApiError, match="REQUEST_TIMED_OUT"):
+        q.remove_voter(old, timeout_ms=300)
+    assert q.replica(old).role == LEADER and not q.replica(old).is_voter
+    q.network.heal()
+    q.run_until(lambda q: q.replica(old).role != LEADER and q.active_controller in followers,
+                timeout_ms=30_000)
+    q.converge()
+    assert set(q.voter_set()) == set(followers)
