@@ -66,7 +66,7 @@ def kraft_seed(request: pytest.FixtureRequest) -> int:
 
 _CLUSTER_KEYS = {"controllers", "brokers", "seed", "storage", "configs", "racks",
                  "metadata_version", "wire", "invariants", "seed_defaults", "boot", "combined",
-                 "broker_self_fencing", "names", "features"}
+                 "broker_self_fencing", "names", "features", "kraft_version"}
 
 
 def _marker_kwargs(request: pytest.FixtureRequest) -> dict:

@@ -196,3 +196,9 @@ def test_kraft_version_feature_must_match_the_quorum():
         Cluster(1, 0, features={"kraft.version": 1})
     with pytest.raises(ConfigError, match="if KIP-853 configuration is present"):
         Cluster(1, 0, kraft_version=1, features={"kraft.version": 0})
+
+
+@pytest.mark.kraft(controllers=1, brokers=1, kraft_version=1, seed=3)
+def test_the_pytest_marker_takes_kraft_version(kraft_cluster):
+    kraft_cluster.add_voter(kraft_cluster.add_controller())
+    assert len(kraft_cluster.voter_set()) == 2
