@@ -32,6 +32,9 @@ from kraft_testkit.sim import InvariantViolation, NoProgress  # noqa: E402
 STEPS = 30
 
 
+CHANGES = {"committed": 0}  # voter changes answered NONE, over the whole sweep
+
+
 def run_seed(seed: int) -> tuple[str, str]:
     """('ok' | 'violation' | 'stuck', detail) for one seed."""
     rng = random.Random(seed)
@@ -44,6 +47,7 @@ def run_seed(seed: int) -> tuple[str, str]:
                                "replace_disk", "kill", "restart", "partition", "heal",
                                "append", "append"])
             voters = q.voter_set()
+            before = q.voter_set()
             try:
                 if replaced and voters is not None and step in (
                         "add_controller", "add_voter", "remove_voter", "replace_disk"):
@@ -93,6 +97,9 @@ def run_seed(seed: int) -> tuple[str, str]:
                     q.append([f"s{seed}".encode()], timeout_ms=5_000)
             except (KafkaApiError, NotLeader, NoProgress, ConfigError):
                 pass  # under faults a change or an append may time out; the invariants judge
+            after = q.voter_set()
+            if before is not None and after is not None and after != before:
+                CHANGES["committed"] += 1
             q.run_for(rng.randrange(200, 3_000))
         # a voter whose only copy was replaced cannot come back: heal what can be healed
         q.converge(timeout_ms=120_000)
@@ -120,7 +127,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"seed {seed}: {kind}: {detail}", flush=True)
     cpu = time.process_time() - cpu0
     n = stop - start
-    print(f"{n} seeds, {cpu:.1f} cpu-s, {n / cpu:.2f} seeds per cpu-second")
+    print(f"{n} seeds, {cpu:.1f} cpu-s, {n / cpu:.2f} seeds per cpu-second, "
+          f"{CHANGES['committed']} steps that changed the leader's voter set")
     for kind, seeds in sorted(outcomes.items()):
         print(f"  {kind}: {len(seeds)}" + ("" if kind == "ok" else f" (seeds {seeds[:20]})"))
     return 0 if set(outcomes) <= {"ok"} else 1
