@@ -17,7 +17,7 @@ from kraft_testkit.protocol import messages as M
 from kraft_testkit.protocol.error_codes import KafkaApiError
 from kraft_testkit.protocol.uuid import Uuid
 from kraft_testkit.raft import errors as E
-from kraft_testkit.raft.voters import LISTENER, Endpoint, default_endpoints
+from kraft_testkit.raft.voters import Endpoint, default_endpoints
 
 RETRIABLE = frozenset({E.REQUEST_TIMED_OUT, E.NOT_LEADER_OR_FOLLOWER, E.BROKER_NOT_AVAILABLE})
 

@@ -27,8 +27,9 @@ because it forgot the votes it cast before the wipe.
 
 KIP-853 (``kraft.version`` 1): the voter set is the latest VotersRecord in the log or the
 snapshot, uncommitted ones included (:mod:`kraft_testkit.raft.voters`); majority, high watermark,
-elections and check-quorum follow it as it changes. The leader's handling of AddRaftVoter,
-RemoveRaftVoter and UpdateRaftVoter lives in :mod:`kraft_testkit.raft.reconfig`.
+elections and check-quorum follow it as it changes (:mod:`kraft_testkit.raft.voter_state`).
+The leader's handling of AddRaftVoter, RemoveRaftVoter and UpdateRaftVoter lives in
+:mod:`kraft_testkit.raft.reconfig`.
 """
 
 from __future__ import annotations
@@ -54,15 +55,8 @@ from kraft_testkit.raft.log import (
     encode_epoch_checkpoint,
 )
 from kraft_testkit.raft.snapshot import decode_snapshot, encode_snapshot
-from kraft_testkit.raft.voters import (
-    SUPPORTED_KRAFT_VERSIONS,
-    Voter,
-    VoterHistory,
-    VoterSet,
-    control_values,
-    default_endpoints,
-    snapshot_voters,
-)
+from kraft_testkit.raft.voter_state import VoterSetState
+from kraft_testkit.raft.voters import VoterHistory, VoterSet, control_values, default_endpoints
 from kraft_testkit.raft.state import (
     META_PROPERTIES,
     PARTITION_METADATA,
@@ -165,7 +159,7 @@ class _Download:
         self.data = bytearray()
 
 
-class RaftReplica:
+class RaftReplica(VoterSetState):
     """One replica of ``__cluster_metadata-0``: a simulator node (``on_start``/``on_message``/
     ``on_timer``) plus the API the layer above uses (``append``, ``resign``, ``describe_quorum``).
 
@@ -419,73 +413,6 @@ class RaftReplica:
             "testkit-candidacies": self.elections["candidacies"],
         }
 
-    # ================================================================== KIP-853 voter sets
-
-    def _load_history(self) -> None:
-        """Rebuild the voter history from the snapshot's header and the log's control batches."""
-        snapshot = self.log.snapshot
-        version, voters = snapshot_voters(snapshot.data) if snapshot is not None else (None, None)
-        self.history.reset(version, voters)
-        for batch in self.log.batches:
-            if batch.is_control:
-                self.history.add_batch(batch)
-
-    def _refresh_voters(self) -> None:
-        """Take the latest voter set (kraft.version 1; static voters never change) into effect:
-        who votes, the majority, whether this replica votes, the leader's replica states."""
-        if self.dynamic:
-            latest = self.history.latest
-            keys = latest.keys if latest is not None else {}
-            if keys == self.voters and self.majority == len(keys) // 2 + 1:
-                return
-            self.voters = dict(keys)
-        self.majority = len(self.voters) // 2 + 1
-        self.is_voter = self.voters.get(self.id) == self.dir
-        lead = getattr(self, "_lead", None)
-        if lead is None:
-            return
-        old, new = lead.voters, {}
-        for v, d in self.voters.items():
-            p = old.get(v)
-            if p is None or p.directory_id != d and v != self.id:
-                seen = lead.observers.pop(v, None)
-                p = seen if seen is not None and seen.directory_id == d else Progress(v, d)
-            new[v] = p
-        for v, p in old.items():
-            if v not in new:
-                lead.observers.setdefault(v, p)
-        lead.voters = new
-        lead.fetched &= set(new)
-        self._update_high_watermark()
-
-    def _own_progress(self) -> Progress:
-        lead = self._lead
-        assert lead is not None
-        p = lead.voters.get(self.id) or lead.observers.get(self.id)
-        if p is None:
-            p = lead.observers[self.id] = Progress(self.id, self.dir, self.log.end_offset)
-        return p
-
-    def append_voters(self, voters: VoterSet, now_ms: int) -> int:
-        """The leader appends a VotersRecord (with the current kraft.version) at once; it takes
-        effect now. Returns its offset."""
-        if self.role != LEADER or self._lead is None:
-            raise NotLeader(self.id, self.leader_id, self.epoch)
-        pairs = control_values(voters, self.history.kraft_version)[1:]
-        offset = self.log.end_offset
-        self._append_batch(RecordBatch.build(offset, [v for _, v in pairs],
-                                             keys=[k for k, _ in pairs], control=True,
-                                             timestamp_ms=now_ms + self.config.log_time_base_ms,
-                                             leader_epoch=self.epoch))
-        return offset
-
-    def resign_removed(self, now_ms: int) -> None:
-        """A leader whose removal committed steps down (Kafka's requestResign)."""
-        if self.role == LEADER and self._lead is not None:
-            order = sorted((p for v, p in self._lead.voters.items() if v != self.id),
-                           key=lambda p: (-p.end_offset, p.replica_id))
-            self._to_resigned([p.replica_id for p in order], now_ms)
-
     # ================================================================== transitions
 
     def _election_timeout(self) -> int:
@@ -582,19 +509,7 @@ class RaftReplica:
             version=0, leader_id=self.id,
             voters=tuple(M.LeaderChangeMessage.Voter(voter_id=v) for v in sorted(self.voters)),
             granting_voters=tuple(M.LeaderChangeMessage.Voter(voter_id=v) for v in granting))
-        pairs = [encode_control(change, 0)]
-        history = self.history
-        voters = history.latest
-        if self.dynamic and history.kraft_version >= 1 and voters is not None:
-            # Kafka's appendStartOfEpochControlRecords: a voter set known only from the
-            # bootstrap checkpoint goes into the log (so that observers replicate it), and so
-            # does one whose entry for this leader has other endpoints than it listens on
-            local = Voter(self.id, self.dir, self.endpoints, SUPPORTED_KRAFT_VERSIONS)
-            mine = voters.voters.get(self.id)
-            if mine is not None and mine != local:
-                voters = voters.update(local) or voters
-            if history.latest_offset == -1 or voters is not history.latest:
-                pairs += control_values(voters, history.kraft_version)
+        pairs = [encode_control(change, 0), *self._epoch_start_controls()]  # KIP-853
         self._append_batch(RecordBatch.build(self.log.end_offset, [v for _, v in pairs],
                                              keys=[k for k, _ in pairs], control=True,
                                              timestamp_ms=now + self.config.log_time_base_ms,
