@@ -68,7 +68,9 @@ def _create_token(qc: QuorumController, ctx: ControllerContext, req) -> Controll
 
 @handles(M.UpdateFeaturesRequest)
 def _update_features(qc: QuorumController, ctx: ControllerContext, req) -> ControllerResult:
-    return features.update_features(ctx, req, quorum_node_ids=sorted(qc.raft.voters))
+    from .kraft_version import update_features  # kraft.version goes to Raft (KIP-853)
+
+    return update_features(qc, ctx, req)
 
 
 # ------------------------------------------------------------- periodic tasks and hooks

@@ -16,9 +16,9 @@ needs (``dependencies``). Three rules come from Kafka and are used by the format
 
 kraft.version is special, as in Kafka: it lives in the Raft log (KRaftVersionRecord), never in
 a FeatureLevelRecord. A quorum is formatted at kraft.version 0 (static voters) or 1
-(``Cluster(kraft_version=1)``, KIP-853 dynamic voters); the gateway advertises [0, 1]. Upgrading
-0 -> 1 with UpdateFeatures is not implemented, so the controller's own range stays [0, 0];
-docs/fidelity.md lists this difference.
+(``Cluster(kraft_version=1)``, KIP-853 dynamic voters); the gateway advertises [0, 1], and
+UpdateFeatures upgrades 0 -> 1 through the Raft leader (``controller/kraft_version.py``), not
+through these ranges, which keep kraft.version at [0, 0] for the other features' checks.
 """
 
 from __future__ import annotations

@@ -185,6 +185,7 @@ class RaftReplica(VoterSetState):
         self.config = config or RaftConfig()
         self.cluster_id = cluster_id
         self.voters = dict(voters)
+        self.static_voters = dict(voters)  # controller.quorum.voters (kraft.version 0)
         # controller.quorum.bootstrap.servers: whom an observer that knows no voter asks
         self.bootstrap_servers = tuple(sorted(bootstrap_servers if bootstrap_servers is not None
                                               else voters))
@@ -223,7 +224,8 @@ class RaftReplica(VoterSetState):
                 0, 0, (), self.config.log_time_base_ms,
                 control_values(VoterSet.static(voters), kraft_version)))
         self._load_history()
-        self.dynamic = kraft_version >= 1 or self.history.latest is not None
+        self.formatted_dynamic = kraft_version >= 1
+        self.dynamic = self.formatted_dynamic or self.history.latest is not None
         self._refresh_voters()
         raw_epochs = disk.get(LEADER_EPOCH_CHECKPOINT)
         self._epoch_file = tuple(decode_epoch_checkpoint(raw_epochs)) if raw_epochs else None
@@ -712,7 +714,8 @@ class RaftReplica(VoterSetState):
         data = encode_batch(batch)
         self._writes.append(self.log.append(batch, data))
         self._sync = True
-        if self.dynamic and batch.is_control and self.history.add_batch(batch):
+        if batch.is_control and self.history.add_batch(batch):
+            self.dynamic = True  # formatted so, or upgraded to kraft.version 1
             self._refresh_voters()
         lead = self._lead
         if lead is not None:
@@ -1164,7 +1167,8 @@ class RaftReplica(VoterSetState):
                 end = pos + 12 + int.from_bytes(data[pos + 8:pos + 12], "big", signed=True)
                 self._writes.append(log.append(batch, data[pos:end]))
                 self._sync = True
-                if self.dynamic and batch.is_control and self.history.add_batch(batch):
+                if batch.is_control and self.history.add_batch(batch):
+                    self.dynamic = True
                     self._refresh_voters()
         except DecodeError:
             pass

@@ -17,6 +17,7 @@ from kraft_testkit.raft.voters import (
     Voter,
     VoterSet,
     control_values,
+    default_endpoints,
     snapshot_voters,
 )
 
@@ -39,7 +40,10 @@ class VoterSetState:
         who votes, the majority, whether this replica votes, the leader's replica states."""
         from kraft_testkit.raft.replica import Progress
 
-        if self.dynamic:
+        if self.dynamic and self.history.latest is None and not self.formatted_dynamic:
+            self.dynamic = False  # the upgrade to kraft.version 1 was truncated away
+            self.voters = dict(self.static_voters)
+        elif self.dynamic:
             latest = self.history.latest
             keys = latest.keys if latest is not None else {}
             if keys == self.voters and self.majority == len(keys) // 2 + 1:
@@ -102,6 +106,22 @@ class VoterSetState:
                                              timestamp_ms=now_ms + self.config.log_time_base_ms,
                                              leader_epoch=self.epoch))
         return offset
+
+    def upgrade_kraft_version(self: Any, level: int, now_ms: int) -> None:
+        """The leader upgrades kraft.version 0 -> 1 (Kafka 4.1+ ``upgradeKRaftVersion``): one
+        control batch with the KRaftVersionRecord and the VotersRecord of the static voters
+        (their directory ids and endpoints); from then on the voters live in the log."""
+        if self.role != "leader" or self._lead is None:
+            raise NotLeader(self.id, self.leader_id, self.epoch)
+        if level <= self.history.kraft_version:
+            return
+        voters = VoterSet(Voter(v, d, default_endpoints(v), SUPPORTED_KRAFT_VERSIONS)
+                          for v, d in self.voters.items())
+        pairs = control_values(voters, level)
+        self._append_batch(RecordBatch.build(self.log.end_offset, [v for _, v in pairs],
+                                             keys=[k for k, _ in pairs], control=True,
+                                             timestamp_ms=now_ms + self.config.log_time_base_ms,
+                                             leader_epoch=self.epoch))
 
     def resign_removed(self: Any, now_ms: int) -> None:
         """A leader whose removal committed steps down (Kafka's requestResign)."""
