@@ -202,3 +202,15 @@ def test_kraft_version_feature_must_match_the_quorum():
 def test_the_pytest_marker_takes_kraft_version(kraft_cluster):
     kraft_cluster.add_voter(kraft_cluster.add_controller())
     assert len(kraft_cluster.voter_set()) == 2
+
+
+def test_only_a_running_controller_can_become_a_voter():
+    c = Cluster(1, 1, seed=9, kraft_version=1)
+    with pytest.raises(ConfigError, match="not a running controller"):
+        c.add_voter(c.brokers[0])
+    node = c.add_controller()
+    c.faults.kill(node)
+    with pytest.raises(ConfigError, match="not a running controller"):
+        c.add_voter(node)
+    with pytest.raises(ConfigError, match="not in the voter set"):
+        c.remove_voter(node)
