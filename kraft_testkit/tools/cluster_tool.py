@@ -207,7 +207,8 @@ def unregister(target: Target, broker_id: int) -> str:
 _KIT_NODE = re.compile(r"^(controller|broker|combined)-(\d+)$")
 
 
-def reopen_kit_cluster(target: DirectoryTarget, *, keep_down: tuple[int, ...] = ()):
+def reopen_kit_cluster(target: DirectoryTarget, *, keep_down: tuple[int, ...] = (),
+                       kraft_version: int = 0):
     """A :class:`~kraft_testkit.cluster.Cluster` reopened on a kit cluster's data directory
     (``controller-1000/``, ``broker-0/``... as ``storage="tmpdir"`` lays them out), booted
     until a controller is active; the nodes in ``keep_down`` are not started."""
@@ -230,7 +231,7 @@ def reopen_kit_cluster(target: DirectoryTarget, *, keep_down: tuple[int, ...] = 
         raise ClusterToolError(f"{target.root}: the node folders are not a kit cluster's "
                                f"(controllers {controllers}, brokers {brokers})")
     cluster = Cluster(len(controllers), len(brokers), storage="tmpdir", data_dir=target.root,
-                      combined=bool(combined), boot=False)
+                      combined=bool(combined), boot=False, kraft_version=kraft_version)
     for n in keep_down:
         if n not in cluster.broker_ids:
             raise ClusterToolError(f"{target.root}: no broker {n} here; brokers {brokers}")

@@ -65,6 +65,15 @@ def _cluster(args: argparse.Namespace) -> int:
         print(cluster_tool.cluster_id_text(target))
     elif args.cluster_command == "unregister":
         print(cluster_tool.unregister(target, args.id))
+    elif args.cluster_command == "add-controller":
+        from . import quorum_tool
+
+        print(quorum_tool.add_controller(target))
+    elif args.cluster_command == "remove-controller":
+        from . import quorum_tool
+
+        print(quorum_tool.remove_controller(target, args.controller_id,
+                                            args.controller_directory_id))
     else:
         print(cluster_tool.describe_quorum_text(target, replication=args.replication))
     return 0
@@ -131,7 +140,10 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     cluster = p.add_subparsers(dest="cluster_command", required=True, metavar="COMMAND")
     for name, text in (("cluster-id", "print the cluster id"),
                        ("unregister", "unregister a broker (reopens a kit cluster's directory)"),
-                       ("describe-quorum", "the leader, epoch, high watermark and voters")):
+                       ("describe-quorum", "the leader, epoch, high watermark and voters"),
+                       ("add-controller", "start a controller and add it as a voter (KIP-853; "
+                                          "reopens a kraft_version=1 kit cluster's directory)"),
+                       ("remove-controller", "remove a voter (KIP-853; reopens the directory)")):
         c = cluster.add_parser(name, help=text)
         where = c.add_mutually_exclusive_group(required=True)
         where.add_argument("--directory", "-d", metavar="DIR",
@@ -140,6 +152,10 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                            help="an in-process 3 + 3 cluster booted with this seed")
         if name == "unregister":
             c.add_argument("--id", "-i", type=int, required=True, help="the broker to unregister")
+        if name == "remove-controller":
+            c.add_argument("--controller-id", type=int, required=True, help="the voter's id")
+            c.add_argument("--controller-directory-id", metavar="UUID",
+                           help="the voter's directory id (default: the one the voters hold)")
         if name == "describe-quorum":
             c.add_argument("--replication", action="store_true",
                            help="a row per replica (log end offset, lag) instead of the status")
