@@ -28,7 +28,9 @@ KIP-853 (``kraft_version=1``): the voters are formatted with ``--initial-control
 voter set lives in the log. ``add_controller()`` starts a new replica formatted with neither flag
 (an observer), ``add_voter(node)`` / ``remove_voter(node)`` send AddRaftVoter / RemoveRaftVoter
 to the leader and return once the change is committed, ``voter_set()`` is the leader's set, and
-``faults.replace_disk(node)`` gives a node an empty disk (a new directory id). docs/kip-853.md.
+``faults.replace_disk(node)`` gives a node an empty disk (a new directory id). ``q.voters`` and
+``q.observers`` stay the node ids as built (added controllers join ``observers``); the voter set
+in effect is ``voter_set()``. docs/kip-853.md.
 
 Liveness: :meth:`Quorum.converge` heals every fault and waits (60 virtual seconds by default)
 until one leader leads every replica and all have the same log and high watermark.
