@@ -27,7 +27,7 @@ from typing import Any, Callable, ClassVar
 from . import primitives as P
 from .errors import DecodeError, EncodeError, UnsupportedVersionError
 from .schema import INF, MISSING, FieldSpec, MessageSpec, Versions
-from .uuid import Uuid
+from .uuid import Uuid, uuid_cache_add, uuid_cache_get
 
 _tuple_new = tuple.__new__
 
@@ -281,8 +281,9 @@ def _norm_arr(v: Any, conv: Callable | None) -> tuple:
 class _Src:
     """A tiny source builder with indentation and unique local names."""
 
-    def __init__(self, prefix: str) -> None:
+    def __init__(self, prefix: str, fast: bool = False) -> None:
         self.prefix = prefix
+        self.fast = fast  # the fast decoder: no per-field bounds checks (see _gen_decoder)
         self.lines: list[str] = []
         self.depth = 1
         self.n = 0
@@ -332,6 +333,7 @@ def _namespace(cls: type[Message], version: int) -> dict[str, Any]:
         "_UVE": UnsupportedVersionError, "_NAMES": [f.name for f in cls._field_specs],
         "_lowlevel": _lowlevel_error, "_structs": root.STRUCTS, "_root": root,
         "_tagsort": itemgetter(0), "_version": version, "_StructError": struct.error,
+        "_uuid_get": uuid_cache_get, "_uuid_new": uuid_cache_add,
     }
 
 
@@ -413,13 +415,15 @@ class _Dec:
 
 
 def _gen_decoder(cls: type[Message], v: int, ns: dict, fast: bool = False) -> str:
-    s = _Src("d")
+    s = _Src("d", fast)
     d = _Dec(s, ns, fast)
     d.inlined.append(cls)
     d.mark("_i = 0")
     d.mark("_j = -1")
     s("_bl = len(buf)")
     obj = _emit_struct(d, cls, v, "_")
+    if fast:  # reads past the end only ever move pos past it: one check covers them all
+        s("if pos > _bl: return _checked(buf, _start)")
     s(f"return {obj}, pos")
     body = "\n".join("    " + ln for ln in s.lines)
     ns.update(s.consts)
@@ -457,14 +461,23 @@ def _emit_struct(d: _Dec, cls: type[Message], v: int, p: str) -> str:
     tagged: list[tuple[int, FieldSpec, str]] = []
     run: list[tuple[int, FieldSpec]] = []
 
-    def flush_run() -> None:
+    def flush_run(tail: str | None = None) -> None:
+        """Read the run of fixed-width fields; ``tail`` names a local that takes the byte after
+        them too (the fast decoder reads the tagged-field count so)."""
         if not run:
             return
-        fmt = ">" + "".join(P.FIXED[f.type][0] for _, f in run)
+        if tail is None and d.fast and len(run) == 1 and run[0][1].type in ("bool", "int8"):
+            one = f"{p}v{run[0][0]}"  # a lone byte: no struct call
+            s(f"{one} = buf[pos] != 0" if run[0][1].type == "bool" else
+              f"{one} = (buf[pos] ^ 0x80) - 0x80")
+            s("pos += 1")
+            run.clear()
+            return
+        fmt = ">" + "".join(P.FIXED[f.type][0] for _, f in run) + ("B" if tail else "")
         size = struct.calcsize(fmt)
         st = s.const(struct.Struct(fmt).unpack_from, "st")
         d.mark(f"_i = {run[0][0]}")
-        names = ", ".join(f"{p}v{k}" for k, _ in run)
+        names = ", ".join([f"{p}v{k}" for k, _ in run] + ([tail] if tail else []))
         s(f"{names}, = {st}(buf, pos)")
         s(f"pos += {size}")
         run.clear()
@@ -487,12 +500,16 @@ def _emit_struct(d: _Dec, cls: type[Message], v: int, p: str) -> str:
         flush_run()
         d.mark(f"_i = {i}")
         _emit_read(d, cls, f, v, var)
-    flush_run()
+    nt, tag, size, end, unk = (f"{p}{n}" for n in ("nt", "tag", "sz", "tend", "unk"))
+    if flex and d.fast and run:  # the tagged-field count rides along with the fixed run
+        flush_run(tail=nt)
+    else:
+        flush_run()
+        if flex:
+            d.mark(f"_i = {len(fields)}")
+            s(f"{nt} = buf[pos]")
+            s("pos += 1")
     if flex:
-        d.mark(f"_i = {len(fields)}")
-        nt, tag, size, end, unk = (f"{p}{n}" for n in ("nt", "tag", "sz", "tend", "unk"))
-        s(f"{nt} = buf[pos]")
-        s("pos += 1")
         s(f"{unk} = ()")
         s(f"if {nt}:")
         s.depth += 1
@@ -507,7 +524,8 @@ def _emit_struct(d: _Dec, cls: type[Message], v: int, p: str) -> str:
             else:
                 s(f"{var}, pos = _uvarint(buf, pos)")
         s(f"{end} = pos + {size}")
-        s(f"if {end} > _bl: raise _DecodeError('tagged field runs past the end', offset=pos)")
+        if not d.fast:
+            s(f"if {end} > _bl: raise _DecodeError('tagged field runs past the end', offset=pos)")
         first = True
         for tag_id, f, var in sorted(tagged, key=lambda t: t[0]):
             s(f"{'if' if first else 'elif'} {tag} == {tag_id}:")
@@ -537,8 +555,22 @@ def _emit_struct(d: _Dec, cls: type[Message], v: int, p: str) -> str:
     return build
 
 
-def _emit_len(s: _Src, compact: bool, four: bool, var: str) -> None:
-    """Read a length prefix into ``var``; -1 means null."""
+def _emit_len(s: _Src, compact: bool, four: bool, var: str, null: str | None = None) -> None:
+    """Read a length prefix into ``var``; -1 means null. ``null``, when given, is the statement
+    that rejects a null (the caller then needs no null check of its own)."""
+    if compact and s.fast:  # one-byte lengths (0..126) on the straight path
+        s(f"{var} = buf[pos] - 1")
+        s("pos += 1")
+        s(f"if {'not 0 <= ' if null else ''}{var}{' < 127' if null else ' > 126'}:")
+        s(f"    if {var} > 126 and buf[pos] < 0x80:")  # two bytes (127..16383), still inline
+        s(f"        {var} = ({var} - 127 | buf[pos] << 7) - 1")
+        s("        pos += 1")
+        s("    else:")
+        s(f"        {var}, pos = _uvarint(buf, pos - 1)")
+        s(f"        {var} -= 1")
+        if null:
+            s(f"    if {var} < 0: {null}")
+        return
     if compact:
         s(f"{var} = buf[pos]")
         s("pos += 1")
@@ -548,16 +580,24 @@ def _emit_len(s: _Src, compact: bool, four: bool, var: str) -> None:
         st = s.const((P.INT32 if four else P.INT16).unpack_from, "st")
         s(f"{var}, = {st}(buf, pos)")
         s(f"pos += {4 if four else 2}")
+    if null is not None:
+        s(f"if {var} < 0: {null}")
 
 
-def _emit_null_check(s: _Src, f: FieldSpec, v: int, n: str, var: str) -> None:
-    """After reading length ``n``: null handling; leaves an open ``else:`` block at depth+1."""
+_NULL_FIELD = "raise _DecodeError('null value for non-nullable field', offset=pos)"
+
+
+def _emit_len_and_null(s: _Src, compact: bool, four: bool, f: FieldSpec, v: int, n: str,
+                       var: str) -> None:
+    """Read the length ``n`` of field ``f`` and handle null; leaves an open block at depth+1
+    (``else:`` of the null case for nullable fields)."""
     if v in f.nullable:
+        _emit_len(s, compact, four, n)
         s(f"if {n} < 0:")
         s(f"    {var} = None")
         s("else:")
     else:
-        s(f"if {n} < 0: raise _DecodeError('null value for non-nullable field', offset=pos)")
+        _emit_len(s, compact, four, n, _NULL_FIELD)
         s("if True:")
     s.depth += 1
 
@@ -581,8 +621,7 @@ def _emit_read(d: _Dec, cls: type[Message], f: FieldSpec, v: int, var: str) -> N
     t = f.type
     if f.is_array:
         n = s.tmp("n")
-        _emit_len(s, compact, True, n)
-        _emit_null_check(s, f, v, n, var)
+        _emit_len_and_null(s, compact, True, f, v, n, var)
         s(f"if {n} > _bl - pos: raise _DecodeError('array of ' + str({n}) + "
           "' elements cannot fit in the bytes left', offset=pos)")
         et = f.element_type
@@ -595,7 +634,11 @@ def _emit_read(d: _Dec, cls: type[Message], f: FieldSpec, v: int, var: str) -> N
             s("if _end > _bl: raise _DecodeError('uuid array past the end', offset=pos)")
             lst = s.tmp("l")
             s(f"{lst} = []")
-            s(f"for _k in range(pos, _end, 16): {lst}.append(_bnew(_Uuid, buf[_k:_k + 16]))")
+            if s.fast:
+                s(f"for _k in range(pos, _end, 16): "
+                  f"{lst}.append(_uuid_get(buf[_k:_k + 16]) or _uuid_new(buf, _k))")
+            else:
+                s(f"for _k in range(pos, _end, 16): {lst}.append(_bnew(_Uuid, buf[_k:_k + 16]))")
             s(f"{var} = tuple({lst})")
             s("pos = _end")
         elif et in ("string", "bytes", "records"):
@@ -644,22 +687,26 @@ def _emit_scalar(s: _Src, t: str, compact: bool, v: int, f: FieldSpec, var: str,
         s(f"pos += {width}")
         return
     if t == "uuid":
+        if s.fast:  # no bounds check: see _gen_decoder
+            s(f"{var} = _uuid_get(buf[pos:pos + 16]) or _uuid_new(buf, pos)")
+            s("pos += 16")
+            return
         s("_end = pos + 16")
         s("if _end > _bl: raise _DecodeError('uuid past the end', offset=pos)")
         s(f"{var} = _bnew(_Uuid, buf[pos:_end])")
         s("pos = _end")
         return
     n = s.tmp("n")
-    _emit_len(s, compact, t != "string", n)
     if element:
-        s(f"if {n} < 0: raise _DecodeError('null element', offset=pos)")
+        _emit_len(s, compact, t != "string", n, "raise _DecodeError('null element', offset=pos)")
         s("if True:")
         s.depth += 1
     else:
-        _emit_null_check(s, f, v, n, var)
+        _emit_len_and_null(s, compact, t != "string", f, v, n, var)
     s(f"_end = pos + {n}")
-    s(f"if _end > _bl: raise _DecodeError('{t} of ' + str({n}) + ' bytes runs past the end', "
-      "offset=pos)")
+    if not s.fast:  # the fast decoder checks once, at its end (see _gen_decoder)
+        s(f"if _end > _bl: raise _DecodeError('{t} of ' + str({n}) + ' bytes runs past the end', "
+          "offset=pos)")
     if t == "string":
         s(f"{var} = buf[pos:_end].decode()")
     else:
