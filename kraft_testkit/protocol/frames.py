@@ -14,6 +14,7 @@ import re
 import struct
 from typing import NamedTuple
 
+from . import jsontext
 from . import messages as M
 from .codegen import Message, _compile
 from .errors import DecodeError, EncodeError, UnknownFrameVersionError, UnknownRecordTypeError
@@ -26,6 +27,7 @@ CONTROL_TYPE_NAMES = {0: "ABORT", 1: "COMMIT", 2: "LEADER_CHANGE", 3: "SNAPSHOT_
                       4: "SNAPSHOT_FOOTER", 5: "KRAFT_VERSION", 6: "KRAFT_VOTERS"}
 _CONTROL_KEY = struct.Struct(">hh")
 _tuple_new = tuple.__new__
+_JSON_HEADS: dict[type, str] = {}  # message class -> '{"type":"<TYPE_NAME>","version":'
 
 
 def type_name(message_name: str) -> str:
@@ -52,6 +54,18 @@ class MetadataRecord(NamedTuple):
         """The form Kafka's metadata decoder prints: ``{"type", "version", "data"}``."""
         return {"type": self.type_name, "version": self.version,
                 "data": self.message.to_json(self.version)}
+
+    def to_json_text(self) -> str:
+        """``to_json()`` as compact JSON text (what ``dump-log`` and the Spark source print),
+        without building the dicts."""
+        cls = type(self.message)
+        head = _JSON_HEADS.get(cls)
+        if head is None:
+            head = _JSON_HEADS[cls] = '{"type":"' + type_name(cls.__name__) + '","version":'
+        version = self.version
+        if type(version) is not int:
+            return jsontext.dumps(self.to_json())
+        return f'{head}{version},"data":{self.message.to_json_text(version)}}}'
 
 
 class ControlRecord(NamedTuple):
