@@ -28,7 +28,7 @@ from . import jsontext
 from . import primitives as P
 from .errors import DecodeError, EncodeError, UnsupportedVersionError
 from .schema import INF, MISSING, FieldSpec, MessageSpec, Versions
-from .uuid import Uuid, uuid_cache_add, uuid_cache_get
+from .uuid import Uuid, uuid_array, uuid_cache_add, uuid_cache_get
 
 _tuple_new = tuple.__new__
 
@@ -348,7 +348,7 @@ def _namespace(cls: type[Message], version: int) -> dict[str, Any]:
         "_UVE": UnsupportedVersionError, "_NAMES": [f.name for f in cls._field_specs],
         "_lowlevel": _lowlevel_error, "_structs": root.STRUCTS, "_root": root,
         "_tagsort": itemgetter(0), "_version": version, "_StructError": struct.error,
-        "_uuid_get": uuid_cache_get, "_uuid_new": uuid_cache_add,
+        "_uuid_get": uuid_cache_get, "_uuid_new": uuid_cache_add, "_uuid_array": uuid_array,
     }
 
 
@@ -570,6 +570,13 @@ def _emit_struct(d: _Dec, cls: type[Message], v: int, p: str) -> str:
     return build
 
 
+_SHORT_ARRAY = 64
+#: struct letter -> [n] -> unpack_from of n big-endian values, for arrays shorter than _SHORT_ARRAY
+_ARRAY_READERS = {letter: tuple(struct.Struct(f">{n}{letter}").unpack_from
+                                for n in range(_SHORT_ARRAY))
+                  for letter, _ in P.FIXED.values()}
+
+
 def _emit_len(s: _Src, compact: bool, four: bool, var: str, null: str | None = None) -> None:
     """Read a length prefix into ``var``; -1 means null. ``null``, when given, is the statement
     that rejects a null (the caller then needs no null check of its own)."""
@@ -642,19 +649,23 @@ def _emit_read(d: _Dec, cls: type[Message], f: FieldSpec, v: int, var: str) -> N
         et = f.element_type
         if et in P.FIXED:
             letter, width = P.FIXED[et]
-            s(f"{var} = _unpack('>' + str({n}) + '{letter}', buf, pos)")
+            if s.fast:  # short arrays (replica lists, ISRs) through a precompiled Struct
+                table = s.const(_ARRAY_READERS[letter], "ar")
+                s(f"{var} = {table}[{n}](buf, pos) if {n} < {_SHORT_ARRAY} else "
+                  f"_unpack('>' + str({n}) + '{letter}', buf, pos)")
+            else:
+                s(f"{var} = _unpack('>' + str({n}) + '{letter}', buf, pos)")
             s(f"pos += {width} * {n}")
         elif et == "uuid":
             s(f"_end = pos + 16 * {n}")
             s("if _end > _bl: raise _DecodeError('uuid array past the end', offset=pos)")
-            lst = s.tmp("l")
-            s(f"{lst} = []")
             if s.fast:
-                s(f"for _k in range(pos, _end, 16): "
-                  f"{lst}.append(_uuid_get(buf[_k:_k + 16]) or _uuid_new(buf, _k))")
+                s(f"{var} = _uuid_array(buf, pos, _end)")
             else:
+                lst = s.tmp("l")
+                s(f"{lst} = []")
                 s(f"for _k in range(pos, _end, 16): {lst}.append(_bnew(_Uuid, buf[_k:_k + 16]))")
-            s(f"{var} = tuple({lst})")
+                s(f"{var} = tuple({lst})")
             s("pos = _end")
         elif et in ("string", "bytes", "records"):
             lst = s.tmp("l")

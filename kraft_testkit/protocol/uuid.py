@@ -81,3 +81,9 @@ def uuid_cache_add(buf: bytes, pos: int) -> Uuid:
         _CACHE.clear()
     u = _CACHE[raw] = bytes.__new__(Uuid, raw)
     return u
+
+
+def uuid_array(buf: bytes, pos: int, end: int) -> tuple[Uuid, ...]:
+    """The interned Uuids of ``buf[pos:end]`` (a multiple of 16 bytes, checked by the caller)."""
+    get = _CACHE.get
+    return tuple([get(buf[k:k + 16]) or uuid_cache_add(buf, k) for k in range(pos, end, 16)])
