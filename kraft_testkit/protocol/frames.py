@@ -10,6 +10,7 @@ field is its own int16 ``Version`` (Kafka writes no separate version prefix).
 
 from __future__ import annotations
 
+import functools
 import re
 import struct
 from typing import NamedTuple
@@ -30,6 +31,7 @@ _tuple_new = tuple.__new__
 _JSON_HEADS: dict[type, str] = {}  # message class -> '{"type":"<TYPE_NAME>","version":'
 
 
+@functools.lru_cache(maxsize=1024)  # a few dozen names, asked for once per record
 def type_name(message_name: str) -> str:
     """``RegisterBrokerRecord`` -> ``REGISTER_BROKER_RECORD`` (Kafka's MetadataRecordType names)."""
     return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", message_name).upper()
