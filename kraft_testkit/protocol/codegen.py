@@ -659,8 +659,9 @@ def _emit_read(d: _Dec, cls: type[Message], f: FieldSpec, v: int, var: str) -> N
         elif et == "uuid":
             s(f"_end = pos + 16 * {n}")
             s("if _end > _bl: raise _DecodeError('uuid array past the end', offset=pos)")
-            if s.fast:
-                s(f"{var} = _uuid_array(buf, pos, _end)")
+            if s.fast:  # one uuid (a broker's log dir) inline, more in one helper call
+                s(f"if {n} == 1: {var} = (_uuid_get(buf[pos:_end]) or _uuid_new(buf, pos),)")
+                s(f"else: {var} = _uuid_array(buf, pos, _end)")
             else:
                 lst = s.tmp("l")
                 s(f"{lst} = []")
