@@ -65,6 +65,12 @@ class MetadataRecord(NamedTuple):
         if head is None:
             head = _JSON_HEADS[cls] = '{"type":"' + type_name(cls.__name__) + '","version":'
         version = self.version
+        fn = cls._json_text.get(version)
+        if fn is not None and type(version) is int:
+            try:
+                return f'{head}{version},"data":{fn(self.message)}}}'
+            except Exception:  # a hand-built value of another type than the schema's
+                pass
         if type(version) is not int:
             return jsontext.dumps(self.to_json())
         return f'{head}{version},"data":{self.message.to_json_text(version)}}}'
