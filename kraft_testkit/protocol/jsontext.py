@@ -159,6 +159,7 @@ def _field_expr(cls: type["Message"], f: Any, version: int, x: str,
         else:
             elem = _value_expr(cls, et, "", fn_of).removesuffix("()")
             expr = f"_array_json({elem}, {x})"
+        expr = f'("[]" if {x} is _EMPTY else {expr})'  # () is one object in CPython
     elif f.type in _INTS:  # the struct's type guard has checked it is an int
         return f"{x}:d"
     elif f.type == "bool":  # ... or a bool
@@ -231,7 +232,7 @@ def generate(cls: type["Message"], version: int) -> Callable[["Message"], str]:
         "_uuid_json": _uuid_json, "_uuid_text": _UUID_TEXT.get, "_float_json": _float_json,
         "_bytes_json": _bytes_json, "_array_json": _array_json,
         "_int_array_json": _int_array_json, "_BOOL_JSON": _BOOL_JSON,
-        "_uuid_array_json": _uuid_array_json,
+        "_uuid_array_json": _uuid_array_json, "_EMPTY": (),
     }
     src = "\n\n".join(_gen_struct(c, version, names.__getitem__, ns) for c in classes)
     exec(compile(src, f"<kraft json {root.__name__} v{version}>", "exec"), ns)
