@@ -83,7 +83,19 @@ def uuid_cache_add(buf: bytes, pos: int) -> Uuid:
     return u
 
 
+_ARRAYS: dict[bytes, tuple[Uuid, ...]] = {}  # a partition's directories repeat too
+
+
 def uuid_array(buf: bytes, pos: int, end: int) -> tuple[Uuid, ...]:
-    """The interned Uuids of ``buf[pos:end]`` (a multiple of 16 bytes, checked by the caller)."""
-    get = _CACHE.get
-    return tuple([get(buf[k:k + 16]) or uuid_cache_add(buf, k) for k in range(pos, end, 16)])
+    """The interned Uuids of ``buf[pos:end]`` (a multiple of 16 bytes, checked by the caller),
+    as one shared tuple per distinct run of bytes."""
+    raw = buf[pos:end]
+    found = _ARRAYS.get(raw)
+    if found is None:
+        get = _CACHE.get
+        found = tuple([get(raw[k:k + 16]) or uuid_cache_add(raw, k)
+                       for k in range(0, len(raw), 16)])
+        if len(_ARRAYS) >= _CACHE_MAX:
+            _ARRAYS.clear()
+        _ARRAYS[raw] = found
+    return found
