@@ -128,3 +128,17 @@ def test_uuid_table_is_bounded(monkeypatch):
         raw = M.TopicRecord(name="t", topic_id=u).encode(0)
         assert M.TopicRecord.decode(raw, 0).topic_id == u
         assert len(uuid_module._CACHE) <= 8
+
+
+def test_uuid_array_table_is_bounded_and_shares_equal_runs(monkeypatch):
+    monkeypatch.setattr(uuid_module, "_CACHE_MAX", 8)
+    decoded = []
+    for k in range(1, 30):
+        dirs = (Uuid(bytes([k]) * 16), Uuid(bytes([k + 100]) * 16))
+        raw = M.PartitionRecord(partition_id=k, replicas=(1, 2), directories=dirs).encode(2)
+        got = M.PartitionRecord.decode(raw, 2)
+        assert got.directories == dirs and type(got.directories) is tuple
+        assert len(uuid_module._ARRAYS) <= 8
+        decoded.append((raw, got))
+    raw, first = decoded[-1]
+    assert M.PartitionRecord.decode(raw, 2).directories is first.directories
