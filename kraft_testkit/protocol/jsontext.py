@@ -10,8 +10,9 @@ generated function. Field names, the order and the rule for tagged fields (left 
 hold their default) are the ones :meth:`.codegen.Message.to_json` follows.
 
 Values of another type than the schema's (a message built by hand with, say, a float in an int
-field) make the fast function raise; :func:`to_json_text` then falls back to ``json.dumps`` of
-``to_json``, so the text is always what that gives.
+field) make the fast function raise; ``Message.to_json_text`` and
+``MetadataRecord.to_json_text`` then fall back to ``json.dumps`` of ``to_json``, so the text is
+always what that gives.
 """
 
 from __future__ import annotations
@@ -19,8 +20,8 @@ from __future__ import annotations
 import base64
 import json
 import math
-from json.encoder import encode_basestring as _json_str  # C escaper json.dumps uses here
 from collections.abc import Callable
+from json.encoder import encode_basestring as _json_str  # C escaper json.dumps uses here
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
