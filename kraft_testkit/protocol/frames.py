@@ -10,10 +10,12 @@ field is its own int16 ``Version`` (Kafka writes no separate version prefix).
 
 from __future__ import annotations
 
+import functools
 import re
 import struct
 from typing import NamedTuple
 
+from . import jsontext
 from . import messages as M
 from .codegen import Message, _compile
 from .errors import DecodeError, EncodeError, UnknownFrameVersionError, UnknownRecordTypeError
@@ -26,8 +28,10 @@ CONTROL_TYPE_NAMES = {0: "ABORT", 1: "COMMIT", 2: "LEADER_CHANGE", 3: "SNAPSHOT_
                       4: "SNAPSHOT_FOOTER", 5: "KRAFT_VERSION", 6: "KRAFT_VOTERS"}
 _CONTROL_KEY = struct.Struct(">hh")
 _tuple_new = tuple.__new__
+_JSON_HEADS: dict[type, str] = {}  # message class -> '{"type":"<TYPE_NAME>","version":'
 
 
+@functools.lru_cache(maxsize=1024)  # a few dozen names, asked for once per record
 def type_name(message_name: str) -> str:
     """``RegisterBrokerRecord`` -> ``REGISTER_BROKER_RECORD`` (Kafka's MetadataRecordType names)."""
     return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", message_name).upper()
@@ -52,6 +56,24 @@ class MetadataRecord(NamedTuple):
         """The form Kafka's metadata decoder prints: ``{"type", "version", "data"}``."""
         return {"type": self.type_name, "version": self.version,
                 "data": self.message.to_json(self.version)}
+
+    def to_json_text(self) -> str:
+        """``to_json()`` as compact JSON text (what ``dump-log`` and the Spark source print),
+        without building the dicts."""
+        cls = type(self.message)
+        head = _JSON_HEADS.get(cls)
+        if head is None:
+            head = _JSON_HEADS[cls] = '{"type":"' + type_name(cls.__name__) + '","version":'
+        version = self.version
+        fn = cls._json_text.get(version)
+        if fn is not None and type(version) is int:
+            try:
+                return f'{head}{version},"data":{fn(self.message)}}}'
+            except Exception:  # a hand-built value of another type than the schema's
+                pass
+        if type(version) is not int:
+            return jsontext.dumps(self.to_json())
+        return f'{head}{version},"data":{self.message.to_json_text(version)}}}'
 
 
 class ControlRecord(NamedTuple):

@@ -59,3 +59,43 @@ class Uuid(bytes):
 
 Uuid.ZERO = bytes.__new__(Uuid, b"\0" * 16)
 Uuid.METADATA_TOPIC_ID = bytes.__new__(Uuid, b"\0" * 15 + b"\1")
+
+
+# The decoders intern the uuids they read: a cluster's few topic, directory and incarnation ids
+# come back in every fetch, heartbeat and record, and a dict lookup on the 16 raw bytes costs less
+# than half of building a new Uuid. Uuids are immutable, so sharing one object changes nothing a
+# caller can see but ``is``. The table is bounded: it starts over when it is full.
+_CACHE: dict[bytes, Uuid] = {}
+_CACHE_MAX = 1 << 14
+
+#: ``uuid_cache_get(raw)``: the interned Uuid of 16 raw bytes, or None
+uuid_cache_get = _CACHE.get
+
+
+def uuid_cache_add(buf: bytes, pos: int) -> Uuid:
+    """The Uuid of ``buf[pos:pos + 16]``, interned; ValueError when fewer than 16 bytes are left."""
+    raw = buf[pos:pos + 16]
+    if len(raw) != 16:
+        raise ValueError("uuid past the end")
+    if len(_CACHE) >= _CACHE_MAX:
+        _CACHE.clear()
+    u = _CACHE[raw] = bytes.__new__(Uuid, raw)
+    return u
+
+
+_ARRAYS: dict[bytes, tuple[Uuid, ...]] = {}  # a partition's directories repeat too
+
+
+def uuid_array(buf: bytes, pos: int, end: int) -> tuple[Uuid, ...]:
+    """The interned Uuids of ``buf[pos:end]`` (a multiple of 16 bytes, checked by the caller),
+    as one shared tuple per distinct run of bytes."""
+    raw = buf[pos:end]
+    found = _ARRAYS.get(raw)
+    if found is None:
+        get = _CACHE.get
+        found = tuple([get(raw[k:k + 16]) or uuid_cache_add(raw, k)
+                       for k in range(0, len(raw), 16)])
+        if len(_ARRAYS) >= _CACHE_MAX:
+            _ARRAYS.clear()
+        _ARRAYS[raw] = found
+    return found

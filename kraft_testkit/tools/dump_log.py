@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Iterable
 from typing import TextIO
 
 from ..errors import KraftError
+from ..protocol import jsontext
 from ..protocol.errors import DecodeError
 from ..protocol.frames import ControlRecord, MetadataRecord
 from ..protocol.log import LogBatch, decode_batch_records, iter_log
@@ -21,17 +21,19 @@ _SEGMENT_NAME = re.compile(r"^(\d{20})\.log$")
 
 
 def _json(obj: object) -> str:
-    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
+    return jsontext.dumps(obj)
 
 
 def payload_json(payload: MetadataRecord | ControlRecord | None) -> str:
     """The JSON that Kafka's dump tool prints for a record value (``null`` for no value)."""
     if payload is None:
         return "null"
+    if type(payload) is MetadataRecord:
+        return payload.to_json_text()
     if isinstance(payload, ControlRecord):
-        data = payload.message.to_json(payload.version) if payload.message is not None else {
-            "version": payload.version}
-        return _json(data)
+        if payload.message is None:
+            return _json({"version": payload.version})
+        return payload.message.to_json_text(payload.version)
     return _json(payload.to_json())
 
 
