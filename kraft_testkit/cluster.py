@@ -229,8 +229,10 @@ class Cluster(SimulationFacade, AdminOperations):
             self.cluster_id = found_cluster or self.cluster_id
             self.directory_ids.update(found_dirs)
         voters = {c: self.directory_ids[c] for c in self.controller_ids}
+        from .broker.channel import channel_of
+
         self.sim = Simulation(seed, link=link, codec=rpc.RaftCodec() if wire else None,
-                              trace_keep=trace_keep)
+                              trace_keep=trace_keep, channel_of=channel_of)
         shape = [f"controllers={controllers}", f"brokers={brokers}", f"seed={seed}"]
         shape += [f"{k}={v!r}" for k, v in (("configs", configs), ("combined", combined),
                                              ("metadata_version", metadata_version),

@@ -11,8 +11,16 @@ When it arrives, a partition made meanwhile still drops it, and it vanishes if t
 down or restarted since it was sent (the connection it travelled on is gone). A paused node's door
 still takes it: the process queues it until resumed.
 
-Each directed link draws from its own random stream (``network/link-<src>-<dst>``), so traffic on one
-link never changes what happens on another. In wire mode (a ``codec``), every message is encoded on
+Each directed link draws from its own counter-keyed stream (``link-<src>-<dst>``, see
+:mod:`~kraft_testkit.sim.streams`): the latency, loss and tie key of its n-th message depend only
+on (seed, link, n), so traffic on one link never changes what happens on another, and a fast
+path that accounts for skipped messages by count leaves every later draw where it was.
+
+A link can be split into channels, as a Kafka node keeps separate connections for separate
+clients (its Raft client, and its channel to the controller for heartbeats): ``channel_of(msg)``
+names the channel of a message (None: the default one), and each channel is a link of its own
+(``link-<src>-<dst>/<channel>``), with its own FIFO order and its own stream. Partitions and
+filters cut or match every channel alike. In wire mode (a ``codec``), every message is encoded on
 send and decoded on arrival: the receiver gets a fresh object, and the codec is exercised by every
 run.
 """
@@ -28,6 +36,7 @@ from kraft_testkit.sim.filters import Filter, Match, describe_nodes
 from kraft_testkit.sim.link import LinkProfile
 from kraft_testkit.sim.rng import RngTree
 from kraft_testkit.sim.scheduler import Scheduler
+from kraft_testkit.sim.streams import MessageRandom, stream_key
 from kraft_testkit.sim.topology import NodeSet, Topology, node_set
 from kraft_testkit.sim.trace import Trace
 
@@ -53,35 +62,44 @@ class Receiver(Protocol):
 
 
 DeliverHook = Callable[[int, int, object], object]
+ChannelOf = Callable[[object], "str | None"]
 
 
 class Packet:
     """A message in flight: who sent it to whom, and for which incarnation of the receiver."""
 
-    __slots__ = ("data", "dst", "incarnation", "msg", "src")
+    __slots__ = ("data", "dst", "incarnation", "link", "msg", "src")
 
     def __init__(
-        self, src: int, dst: int, msg: object, data: bytes | None, incarnation: int
+        self, src: int, dst: int, msg: object, data: bytes | None, incarnation: int,
+        link: _Link | None = None,
     ) -> None:
         self.src = src
         self.dst = dst
         self.msg = msg  # in wire mode: the sender's object until arrival, then the decoded copy
         self.data = data
         self.incarnation = incarnation
+        self.link = link  # the link (channel) it travels on
 
     def __repr__(self) -> str:
         return f"Packet({self.src}->{self.dst} {type(self.msg).__name__})"
 
 
 class _Link:
-    """One direction between two nodes: its profile, its randomness and its FIFO position."""
+    """One direction (and channel) between two nodes: its profile, its randomness (drawn per
+    message, see :mod:`~kraft_testkit.sim.streams`) and its FIFO position."""
 
-    __slots__ = ("blocked", "last_at", "last_tie", "profile", "rng")
+    __slots__ = ("blocked", "dst", "last_at", "last_tie", "profile", "rng", "sent", "src")
 
-    def __init__(self, profile: LinkProfile, rng: RngTree, blocked: bool) -> None:
+    def __init__(
+        self, src: int, dst: int, profile: LinkProfile, rng: MessageRandom, blocked: bool
+    ) -> None:
+        self.src = src
+        self.dst = dst
         self.profile = profile
         self.rng = rng
         self.blocked = blocked
+        self.sent = 0  # messages sent on the link so far: the position of the next one's draws
         self.last_at = -1
         self.last_tie = 0
 
@@ -101,7 +119,10 @@ class Network:
         receivers: Mapping[int, Receiver],
         profile: LinkProfile,
         codec: Codec | None = None,
+        channel_of: ChannelOf | None = None,
     ) -> None:
+        """``channel_of(msg)``: the channel a message travels on (None: the link's default
+        channel); it should depend on the message's type only (it is asked once per type)."""
         if not isinstance(profile, LinkProfile):
             raise InvalidArgument(f"expected a LinkProfile, got {profile!r}")
         if codec is not None and not (
@@ -118,7 +139,9 @@ class Network:
         self._rng = rng
         self._trace = trace
         self._receivers = receivers
-        self._links: dict[int, dict[int, _Link]] = {}
+        self._links: dict[int, dict[object, _Link]] = {}  # src -> dst or (dst, channel) -> link
+        self._channel_of = channel_of
+        self._channels: dict[type, str | None] = {}  # message type -> channel, asked once
         self._profiles: list[tuple[NodeSet, NodeSet, LinkProfile]] = [(None, None, profile)]
         self._partitions: list[Topology] = []
         self._filters: list[Filter] = []
@@ -136,8 +159,19 @@ class Network:
         self._trace.record(now, "send", src, dst, type(msg).__name__)
         data = None if self.codec is None else self.codec.encode(msg)
         receiver = self._receivers.get(dst)
-        packet = Packet(src, dst, msg, data, -1 if receiver is None else receiver.incarnation)
-        link = self._link(src, dst)
+        channel_of = self._channel_of
+        if channel_of is None:
+            link = self._link(src, dst)
+        else:
+            kind = type(msg)
+            channel = self._channels[kind] if kind in self._channels else self._channel(kind, msg)
+            link = self._link(src, dst) if channel is None else self._link(src, dst, channel)
+        packet = Packet(
+            src, dst, msg, data, -1 if receiver is None else receiver.incarnation, link
+        )
+        rng = link.rng
+        rng.seek(link.sent)  # every draw for this message: a function of (seed, link, n)
+        link.sent += 1
         if link.blocked:
             self._drop(packet, "partition")
             return
@@ -155,33 +189,44 @@ class Network:
                     return
                 extra_ms = rule.delay_ms
         profile = link.profile
-        if profile.drop and link.rng.random() < profile.drop:
+        if profile.drop and rng.random() < profile.drop:
             self._drop(packet, "loss")
             return
         self._schedule(link, packet, now + extra_ms)
-        if profile.duplicate and link.rng.random() < profile.duplicate:
+        if profile.duplicate and rng.random() < profile.duplicate:
             stats["duplicated"] += 1
             self._trace.record(now, "dup", src, dst, type(msg).__name__)
-            self._schedule(link, Packet(src, dst, msg, data, packet.incarnation), now + extra_ms)
+            self._schedule(
+                link, Packet(src, dst, msg, data, packet.incarnation, link), now + extra_ms
+            )
+
+    def _channel(self, kind: type, msg: object) -> str | None:
+        channel = self._channel_of(msg)  # type: ignore[misc]
+        if channel is not None and type(channel) is not str:
+            raise InvalidArgument(f"channel_of must return a str or None, got {channel!r}")
+        self._channels[kind] = channel
+        return channel
 
     def _schedule(self, link: _Link, packet: Packet, from_ms: int) -> None:
         profile = link.profile
         rng = link.rng
         sched = self._sched
         at = from_ms + profile.latency.sample(rng)
+        tie = rng.getrandbits(32)
         if profile.reorder and rng.random() < profile.reorder:
             self.stats["reordered"] += 1
-            sched.call_at(at + profile.reorder_delay.sample(rng), self._arrive_cb, packet)
+            sched.call_at(at + profile.reorder_delay.sample(rng), self._arrive_cb, packet, tie)
         elif not profile.fifo:
-            sched.call_at(at, self._arrive_cb, packet)
+            sched.call_at(at, self._arrive_cb, packet, tie)
         elif at <= link.last_at:  # behind an earlier message: same instant, same tie, send order
             sched.call_at(link.last_at, self._arrive_cb, packet, link.last_tie)
         else:
             link.last_at = at
-            link.last_tie = Scheduler.tie_of(sched.call_at(at, self._arrive_cb, packet))
+            link.last_tie = tie
+            sched.call_at(at, self._arrive_cb, packet, tie)
 
     def _arrive(self, packet: Packet) -> None:
-        if self._links[packet.src][packet.dst].blocked:
+        if packet.link.blocked:  # type: ignore[union-attr]
             self._drop(packet, "partition")
             return
         receiver = self._receivers.get(packet.dst)
@@ -208,23 +253,27 @@ class Network:
             f"{type(packet.msg).__name__} ({reason})",
         )
 
-    def _link(self, src: int, dst: int) -> _Link:
+    def _link(self, src: int, dst: int, channel: str | None = None) -> _Link:
         row = self._links.get(src)
         if row is None:
             row = self._links[src] = {}
-        link = row.get(dst)
+        key = dst if channel is None else (dst, channel)
+        link = row.get(key)
         if link is None:
-            link = row[dst] = _Link(
+            name = f"link-{src}-{dst}" if channel is None else f"link-{src}-{dst}/{channel}"
+            link = row[key] = _Link(
+                src,
+                dst,
                 self._profile_for(src, dst),
-                self._rng.child(f"link-{src}-{dst}"),
+                MessageRandom(stream_key(self._rng.root_seed, (*self._rng.path, name))),
                 any(t.blocks(src, dst) for t in self._partitions),
             )
         return link
 
     def _all_links(self) -> Iterable[tuple[int, int, _Link]]:
-        for src, row in self._links.items():
-            for dst, link in row.items():
-                yield src, dst, link
+        for row in self._links.values():
+            for link in row.values():
+                yield link.src, link.dst, link
 
     # ---- link behaviour ----------------------------------------------------------------------
 

@@ -28,6 +28,7 @@ from kraft_testkit.sim.node import (
 )
 from kraft_testkit.sim.rng import RngTree
 from kraft_testkit.sim.scheduler import Handle, Scheduler
+from kraft_testkit.sim.streams import CounterStream, stream_key
 from kraft_testkit.sim.trace import Trace
 
 
@@ -68,6 +69,7 @@ class Process:
         "_timer_cb",
         "_timer_node_ms",
         "_timer_overdue",
+        "_timer_ties",
         "_touched",
         "_trace",
         "disk",
@@ -109,6 +111,8 @@ class Process:
         self._trace = trace
         self._rng = rng.child("node")
         self._crash_rng = rng.child("crash")
+        # the tie key of the n-th timer this node arms: (seed, node, n), whatever else runs
+        self._timer_ties = CounterStream(stream_key(rng.root_seed, (*rng.path, "timer-ties")))
         self._crash_in_writes: tuple[int, float] | None = None
         self._skew_ms = 0
         self._timer: Handle | None = None
@@ -218,8 +222,8 @@ class Process:
         tie = None
         if self._timer_overdue:
             self._timer_overdue = False
-            self._timer = self._sched.call_at(now, self._timer_cb)
-            tie = Scheduler.tie_of(self._timer)
+            tie = self._timer_ties.next32()
+            self._timer = self._sched.call_at(now, self._timer_cb, None, tie)
         for packet in self._inbox:
             tie = Scheduler.tie_of(self._sched.call_at(now, self._redeliver_cb, packet, tie))
         self._inbox.clear()
@@ -322,7 +326,9 @@ class Process:
         self._timer_node_ms = node_ms
         at = node_ms - self._skew_ms
         now = self._sched.now_ms
-        self._timer = self._sched.call_at(max(now, at), self._timer_cb)
+        self._timer = self._sched.call_at(
+            max(now, at), self._timer_cb, None, self._timer_ties.next32()
+        )
 
     def call(self, fn: Callable[[StateMachine, int], Effects | None], what: str = "call") -> None:
         """Run ``fn(machine, node clock)`` now, as a request from outside the node (a client's
