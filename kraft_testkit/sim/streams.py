@@ -2,7 +2,7 @@
 
 A sequential stream (``random.Random``) hands out its numbers in call order, so whoever skips a
 call shifts every later number of that stream. The simulator's per-message and per-timer draws
-(a link's latency and tie key for its n-th message, a node's tie key for its n-th timer) come
+(a link's latency and tie key for its n-th message, a node's tie key for a timer due at t) come
 from here instead: the value for position ``n`` is splitmix64's output at ``n``, computed
 directly, so a fast path that accounts for ``k`` skipped messages only moves the counter by
 ``k``, and no other stream sees a difference. :class:`~kraft_testkit.sim.rng.RngTree` stays the
@@ -36,6 +36,12 @@ def stream_key(seed: int, path: tuple[str, ...]) -> int:
 def draw(key: int, n: int) -> int:
     """The 64-bit value at position ``n`` of the stream ``key`` (splitmix64 evaluated at n)."""
     return mix64((key + (n + 1) * GOLDEN) & MASK64)
+
+
+def tie_at(key: int, at_ms: int) -> int:
+    """A 32-bit tie key for an event of stream ``key`` due at ``at_ms``: a node's timer gets the
+    same key however often it was re-armed before, and whatever else the node did meanwhile."""
+    return mix64((key + (at_ms + 1) * GOLDEN) & MASK64) >> 32
 
 
 class CounterStream:
@@ -84,6 +90,14 @@ class MessageRandom(random.Random):
 
     def random(self) -> float:
         return (self._next64() >> 11) * _SCALE53
+
+    def randint(self, a: int, b: int) -> int:
+        """Uniform over ``[a, b]`` from one 64-bit draw (the bias of the modulo is below 2^-40
+        for any span a latency has): the hot path of every ``Uniform`` latency."""
+        span = b - a + 1
+        if span <= 0:
+            raise ValueError(f"empty range for randint({a}, {b})")
+        return a + self._next64() % span
 
     def getrandbits(self, k: int) -> int:
         if k <= 64:
