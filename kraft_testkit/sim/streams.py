@@ -17,6 +17,7 @@ import random
 
 MASK64 = (1 << 64) - 1
 GOLDEN = 0x9E3779B97F4A7C15  # splitmix64's increment (2^64 / golden ratio)
+_STEP = 0xD1B54A32D192ED03  # an odd multiplier for the draw index within a message
 _SCALE53 = 2.0 ** -53
 
 
@@ -80,13 +81,17 @@ class MessageRandom(random.Random):
 
     def seek(self, n: int) -> None:
         """Draw for message ``n`` from now on (its first draw comes next)."""
-        self._sub = mix64((self._key + (n + 1) * GOLDEN) & MASK64)
+        self._sub = self._key + (n + 1) * GOLDEN
         self._i = 0
         self.gauss_next = None  # gauss() keeps a spare value between calls: not across messages
 
     def _next64(self) -> int:
-        self._i += 1
-        return mix64((self._sub + self._i * GOLDEN) & MASK64)
+        """Draw ``i`` of message ``n``: splitmix64's finalizer over key + (n+1)G + iS."""
+        i = self._i = self._i + 1
+        z = (self._sub + i * _STEP) & MASK64
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK64
+        return z ^ (z >> 31)
 
     def random(self) -> float:
         return (self._next64() >> 11) * _SCALE53

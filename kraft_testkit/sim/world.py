@@ -64,6 +64,7 @@ class Simulation:
         self.trace = Trace(trace_keep)
         self.scheduler = Scheduler(self.rng.child("scheduler"))
         self._processes: dict[int, Process] = {}
+        self._processes_view = MappingProxyType(self._processes)  # live, read-only; made once
         self._touched: set[int] = set()  # nodes whose code ran or state changed since a check
         self.touched: frozenset[int] | None = None
         """While incremental invariants run after one event: the nodes it touched (None during
@@ -127,7 +128,7 @@ class Simulation:
 
     @property
     def processes(self) -> Mapping[int, Process]:
-        return MappingProxyType(self._processes)
+        return self._processes_view
 
     @property
     def nodes(self) -> list[int]:
