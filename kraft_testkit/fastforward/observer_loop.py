@@ -1,0 +1,123 @@
+"""A broker's Raft fetch loop, computed from the leader's timeline and the links' draws.
+
+In an idle cluster two thirds of the events are the brokers' long-polling metadata fetches
+(benchmarks/README.md, "Anatomy of the idle cluster"). With draws by position
+(:mod:`kraft_testkit.sim.streams`) each round trip is a function of things known without
+running the broker: the latencies and tie keys of the n-th message on the two links, and
+what the leader's log end and high watermark are just before the fetch is processed, in the
+order the scheduler runs events, ``(at_ms, tie)``. The leader (``KafkaRaftClient`` as
+``raft/replica.py`` models it) answers at once when the fetch is behind its log end, and
+otherwise parks it until an event of its own appends or moves the high watermark (then it
+answers with the state after that event), or until the fetch's max wait.
+
+:func:`predict_round_trips` is that computation; tests/fastforward checks it against stepping,
+round trip by round trip. It is the timing half of a bulk step for the brokers' loops; what
+the rest must do is in benchmarks/README.md ("What the bulk step still has to do").
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from kraft_testkit.errors import KraftError
+from kraft_testkit.sim.link import LinkProfile
+from kraft_testkit.sim.streams import MessageRandom
+
+
+class NotModelled(KraftError):
+    """The stretch holds something the model does not compute (loss, reordering, a fetch
+    reaching its max wait): step it instead."""
+
+
+@dataclass(frozen=True, slots=True)
+class LeaderStep:
+    """The leader after one of its events: order key, log end offset, high watermark, and
+    whether the event woke its parked fetches (it appended, or moved the high watermark)."""
+
+    at_ms: int
+    tie: int
+    end_offset: int
+    high_watermark: int
+    woke: bool
+
+
+@dataclass(frozen=True, slots=True)
+class RoundTrip:
+    """One fetch: when it reached the leader, when the answer left and arrived, and the
+    broker's log end and high watermark once it was handled."""
+
+    arrived_ms: int
+    answered_ms: int
+    received_ms: int
+    end_offset: int
+    high_watermark: int
+
+
+class LinkClock:
+    """A FIFO link's arrival times by message position, as ``Network`` draws them."""
+
+    def __init__(self, rng: MessageRandom, profile: LinkProfile, sent: int, last_at: int,
+                 last_tie: int) -> None:
+        if profile.drop or profile.duplicate or profile.reorder or not profile.fifo:
+            raise NotModelled(f"the link's profile {profile} loses, duplicates or reorders")
+        self._rng = rng
+        self._latency = profile.latency
+        self.sent = sent
+        self._last_at = last_at
+        self._last_tie = last_tie
+
+    @classmethod
+    def of(cls, network: object, src: int, dst: int) -> LinkClock:
+        """A clock that continues the default channel from ``src`` to ``dst`` where it is now
+        (a copy: the network's own link is not touched)."""
+        link = network._link(src, dst)  # type: ignore[attr-defined]
+        rng = MessageRandom(link.rng.getstate()[0])
+        return cls(rng, link.profile, link.sent, link.last_at, link.last_tie)
+
+    def arrival(self, sent_at: int) -> tuple[int, int]:
+        """``(at_ms, tie)`` of the next message, sent at ``sent_at``."""
+        rng = self._rng
+        rng.seek(self.sent)
+        self.sent += 1
+        at = sent_at + self._latency.sample(rng)
+        tie = rng.getrandbits(32)
+        if at <= self._last_at:  # behind an earlier message: its instant and tie, in order
+            return self._last_at, self._last_tie
+        self._last_at, self._last_tie = at, tie
+        return at, tie
+
+
+def predict_round_trips(leader: Sequence[LeaderStep], to_leader: LinkClock,
+                        to_broker: LinkClock, *, sent_at: int, end_offset: int,
+                        high_watermark: int, max_wait_ms: int, until_ms: int) -> list[RoundTrip]:
+    """The round trips of a broker whose fetch (at its log end ``end_offset``) leaves at
+    ``sent_at``, up to the last answer received by ``until_ms``. ``leader`` holds every
+    leader event of the stretch in run order; the clocks continue the two links."""
+    keys = [(s.at_ms, s.tie) for s in leader]
+    trips: list[RoundTrip] = []
+    offset, hw = end_offset, high_watermark
+    while True:
+        arrived, tie = to_leader.arrival(sent_at)
+        if arrived > until_ms:
+            return trips
+        i = bisect_right(keys, (arrived, tie))  # leader events before this one
+        if i == 0:
+            raise NotModelled("the fetch arrives before the leader's timeline starts")
+        before = leader[i - 1]
+        if offset < before.end_offset:
+            answer = before
+        else:
+            answer = next((s for s in leader[i:] if s.woke), None)
+            if answer is None:
+                return trips  # parked past the end of the timeline
+            if answer.at_ms >= arrived + max_wait_ms:
+                raise NotModelled(f"a fetch parked at {arrived} ms reached its max wait")
+        received, _ = to_broker.arrival(answer.at_ms)
+        if received > until_ms:
+            return trips
+        offset = max(offset, answer.end_offset)
+        hw = max(hw, min(answer.high_watermark, offset))
+        trips.append(RoundTrip(arrived, answer.at_ms, received, offset, hw))
+        sent_at = received
