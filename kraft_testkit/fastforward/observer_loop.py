@@ -45,14 +45,31 @@ class LeaderStep:
 
 @dataclass(frozen=True, slots=True)
 class RoundTrip:
-    """One fetch: when it reached the leader, when the answer left and arrived, and the
-    broker's log end and high watermark once it was handled."""
+    """One fetch: its offset, when it reached the leader (and the leader's log end then),
+    whether it was parked, when the answer left (None: still parked) and arrived (with its tie
+    key), and the broker's log end and high watermark once it was handled."""
 
+    fetch_offset: int
     arrived_ms: int
-    answered_ms: int
-    received_ms: int
+    arrived_tie: int
+    leader_end_offset: int
+    parked: bool
+    answered_ms: int | None
+    answered_tie: int
+    answer_end_offset: int
+    received_ms: int | None
+    received_tie: int
     end_offset: int
     high_watermark: int
+
+
+@dataclass(frozen=True, slots=True)
+class ObserverProgress:
+    """What the leader knows of the broker (DescribeQuorum's ReplicaState)."""
+
+    end_offset: int
+    last_fetch_ms: int
+    caught_up_ms: int
 
 
 class LinkClock:
@@ -93,8 +110,9 @@ def predict_round_trips(leader: Sequence[LeaderStep], to_leader: LinkClock,
                         to_broker: LinkClock, *, sent_at: int, end_offset: int,
                         high_watermark: int, max_wait_ms: int, until_ms: int) -> list[RoundTrip]:
     """The round trips of a broker whose fetch (at its log end ``end_offset``) leaves at
-    ``sent_at``, up to the last answer received by ``until_ms``. ``leader`` holds every
-    leader event of the stretch in run order; the clocks continue the two links."""
+    ``sent_at``, for every fetch that reaches the leader by ``until_ms`` (the last one may be
+    parked still, or answered later). ``leader`` holds every leader event of the stretch in
+    run order; the clocks continue the two links."""
     keys = [(s.at_ms, s.tie) for s in leader]
     trips: list[RoundTrip] = []
     offset, hw = end_offset, high_watermark
@@ -106,18 +124,58 @@ def predict_round_trips(leader: Sequence[LeaderStep], to_leader: LinkClock,
         if i == 0:
             raise NotModelled("the fetch arrives before the leader's timeline starts")
         before = leader[i - 1]
-        if offset < before.end_offset:
+        parked = offset >= before.end_offset
+        if not parked:
             answer = before
         else:
             answer = next((s for s in leader[i:] if s.woke), None)
-            if answer is None:
-                return trips  # parked past the end of the timeline
+            if answer is None or answer.at_ms > until_ms:  # still parked at the end
+                trips.append(RoundTrip(offset, arrived, tie, before.end_offset, True, None, 0,
+                                       -1, None, 0, offset, hw))
+                return trips
             if answer.at_ms >= arrived + max_wait_ms:
                 raise NotModelled(f"a fetch parked at {arrived} ms reached its max wait")
-        received, _ = to_broker.arrival(answer.at_ms)
+        received, received_tie = to_broker.arrival(answer.at_ms)
+        new_offset = max(offset, answer.end_offset)
+        new_hw = max(hw, min(answer.high_watermark, new_offset))
+        trips.append(RoundTrip(offset, arrived, tie, before.end_offset, parked, answer.at_ms,
+                               answer.tie, answer.end_offset, received, received_tie, new_offset,
+                               new_hw))
         if received > until_ms:
             return trips
-        offset = max(offset, answer.end_offset)
-        hw = max(hw, min(answer.high_watermark, offset))
-        trips.append(RoundTrip(arrived, answer.at_ms, received, offset, hw))
-        sent_at = received
+        offset, hw, sent_at = new_offset, new_hw, received
+
+
+def broker_state_at(trips: Sequence[RoundTrip], at_ms: int, tie: int, *, end_offset: int,
+                    high_watermark: int) -> tuple[int, int]:
+    """The broker's (log end, high watermark) just before its event ``(at_ms, tie)`` runs
+    (``end_offset`` and ``high_watermark``: where the trips started). What a heartbeat sent
+    in that event reports is read from here (its metadata offset is the high watermark - 1
+    once delivered)."""
+    state = (end_offset, high_watermark)
+    for trip in trips:
+        if trip.received_ms is None or (trip.received_ms, trip.received_tie) >= (at_ms, tie):
+            break
+        state = (trip.end_offset, trip.high_watermark)
+    return state
+
+
+def observer_progress(trips: Sequence[RoundTrip], until: tuple[int, int],
+                      caught_up_ms: int = -1) -> ObserverProgress | None:
+    """The leader's record of the broker once its event ``until = (at_ms, tie)`` has run:
+    each fetch updates it when it arrives and, if parked, again when it is answered
+    (``raft/replica.py`` ``_answer_fetch`` runs ``_update_replica`` both times)."""
+    progress = None
+    caught_up = caught_up_ms  # as it stood before the first trip
+    for trip in trips:
+        if (trip.arrived_ms, trip.arrived_tie) > until:
+            break
+        if trip.fetch_offset >= trip.leader_end_offset:
+            caught_up = trip.arrived_ms
+        progress = ObserverProgress(trip.fetch_offset, trip.arrived_ms, caught_up)
+        if trip.parked and trip.answered_ms is not None and \
+                (trip.answered_ms, trip.answered_tie) <= until:
+            if trip.fetch_offset >= trip.answer_end_offset:
+                caught_up = trip.answered_ms
+            progress = ObserverProgress(trip.fetch_offset, trip.answered_ms, caught_up)
+    return progress

@@ -1,13 +1,21 @@
 """The brokers' fetch loops computed from the leader's timeline and the links' draws
 (kraft_testkit/fastforward/observer_loop.py) against stepping: every round trip of every
-broker at the same instants, with the same log end and high watermark."""
+broker at the same instants, with the same log end and high watermark; the leader's record of
+each broker (DescribeQuorum) at the end; the metadata offset each heartbeat carried."""
 
 from __future__ import annotations
 
 import pytest
 
 from kraft_testkit.cluster import Cluster
-from kraft_testkit.fastforward.observer_loop import LeaderStep, LinkClock, predict_round_trips
+from kraft_testkit.fastforward.observer_loop import (
+    LeaderStep,
+    LinkClock,
+    RoundTrip,
+    broker_state_at,
+    observer_progress,
+    predict_round_trips,
+)
 
 
 class _Recorder:
@@ -19,10 +27,23 @@ class _Recorder:
     def __init__(self, c: Cluster, leader: int, brokers: list[int], start_ms: int) -> None:
         self.c, self.leader, self.brokers, self.start_ms = c, leader, brokers, start_ms
         self.steps: list[LeaderStep] = []
+        self.samples: list[tuple[int, int, dict]] = []  # (at, tie, the leader's observers)
         self.starts: dict[int, dict] = {}  # broker -> where the model starts
         self.after: dict[int, list[tuple[int, int, int]]] = {b: [] for b in brokers}
         self._delivered: int | None = None
-        c.sim.network.on_deliver(self._on_deliver)
+        # each heartbeat a broker sends: the order key of the event it left in, and what it says
+        self.heartbeats: dict[int, list[tuple[int, int, int]]] = {b: [] for b in brokers}
+        net = c.sim.network
+        send = net.send
+
+        def spy(src: int, dst: int, msg: object) -> None:
+            if src in self.heartbeats and type(msg).__name__ == "BrokerHeartbeatRequest":
+                at, tie, _ = c.sim.scheduler.current_key()
+                self.heartbeats[src].append((at, tie, msg.body.current_metadata_offset))
+            send(src, dst, msg)
+
+        net.send = spy  # the processes look the method up on every send
+        net.on_deliver(self._on_deliver)
 
     def _on_deliver(self, src: int, dst: int, msg: object) -> None:
         if src == self.leader and dst in self.after and type(msg).__name__ == "FetchResponse":
@@ -42,6 +63,11 @@ class _Recorder:
             woke = last is None or (r.log_end_offset, r.hw) != (last.end_offset,
                                                                  last.high_watermark)
             self.steps.append(LeaderStep(at, tie, r.log_end_offset, r.hw, woke))
+            if len(self.steps) % 7 == 0 and sim.now_ms >= self.start_ms + 500:
+                part = r.describe_quorum().topics[0].partitions[0]
+                self.samples.append((at, tie, {o.replica_id: (
+                    o.log_end_offset, o.last_fetch_timestamp, o.last_caught_up_timestamp)
+                    for o in part.observers}))
         b, self._delivered = self._delivered, None
         if b is not None:
             r = self.c.replica(b)
@@ -61,22 +87,52 @@ def test_every_round_trip_is_predicted(seed):
     c.sim.add_invariant(rec, "recorder")
     c.run_for(60_000)
     assert c.active_controller.id == leader
-    until = c.sim.now_ms - 1_000
+    now = c.sim.now_ms
+    until = now - 1_000
     events = c.sim.trace.events()
     max_wait = c.raft_config.fetch_max_wait_ms
-    checked = 0
+    checked = heartbeats = 0
     for b in c.broker_ids:
         start = rec.starts[b]
+        first = (start["end_offset"], start["high_watermark"])
         trips = predict_round_trips(
             rec.steps, start["to_leader"], start["to_broker"], sent_at=start["sent_at"],
-            end_offset=start["end_offset"], high_watermark=start["high_watermark"],
-            max_wait_ms=max_wait, until_ms=until)
+            end_offset=first[0], high_watermark=first[1], max_wait_ms=max_wait, until_ms=now)
         arrived = [t for t, kind, node, peer, what in events if kind == "recv" and
                    node == leader and peer == b and what == "FetchRequest" and
                    start["sent_at"] < t <= until]
         received = [(t, end, hw) for t, end, hw in rec.after[b] if start["sent_at"] < t <= until]
-        assert [t.arrived_ms for t in trips] == arrived[:len(trips)]
-        assert [(t.received_ms, t.end_offset, t.high_watermark) for t in trips] == received
-        assert len(trips) > 60 * 2  # about 2.7 round trips a second
-        checked += len(trips)
-    assert checked > 4 * 120
+        assert [t.arrived_ms for t in trips if t.arrived_ms <= until] == arrived
+        assert [(t.received_ms, t.end_offset, t.high_watermark) for t in trips
+                if t.received_ms is not None and t.received_ms <= until] == received
+        assert len(received) > 60 * 2  # about 2.7 round trips a second
+        checked += len(received)
+        # the leader's record of the broker, as DescribeQuorum reported it along the way
+        for at, tie, seen in rec.samples:
+            progress = observer_progress(trips, (at, tie))
+            assert (progress.end_offset, progress.last_fetch_ms, progress.caught_up_ms) == \
+                seen[b], (b, at)
+        assert len(rec.samples) > 150
+        # what each heartbeat sent after the start said of the broker's metadata
+        sent = [(at, tie, offset) for at, tie, offset in rec.heartbeats[b]
+                if at > start["sent_at"]]
+        predicted = [(at, tie, broker_state_at(trips, at, tie, end_offset=first[0],
+                                               high_watermark=first[1])[1] - 1)
+                     for at, tie, _ in sent]
+        assert predicted == sent and len(sent) >= 25
+        heartbeats += len(sent)
+    assert checked > 4 * 120 and heartbeats >= 4 * 25
+
+
+def test_a_heartbeat_sees_the_fetches_that_ran_before_it_in_the_same_millisecond():
+    def trip(received_ms: int, received_tie: int, end: int) -> RoundTrip:
+        return RoundTrip(end - 1, received_ms - 2, 0, end - 1, False, received_ms - 1, 0, end,
+                         received_ms, received_tie, end, end)
+
+    trips = [trip(100, 50, 11), trip(200, 70, 12), trip(300, 10, 13)]
+    state = {"end_offset": 10, "high_watermark": 10}
+    assert broker_state_at(trips, 100, 49, **state) == (10, 10)  # its tie runs first
+    assert broker_state_at(trips, 100, 51, **state) == (11, 11)
+    assert broker_state_at(trips, 200, 70, **state) == (11, 11)  # the event itself: not yet
+    assert broker_state_at(trips, 250, 0, **state) == (12, 12)
+    assert broker_state_at(trips, 999, 0, **state) == (13, 13)
