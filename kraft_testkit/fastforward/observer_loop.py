@@ -114,6 +114,9 @@ def predict_round_trips(leader: Sequence[LeaderStep], to_leader: LinkClock,
     parked still, or answered later). ``leader`` holds every leader event of the stretch in
     run order; the clocks continue the two links."""
     keys = [(s.at_ms, s.tie) for s in leader]
+    next_woke = [len(leader)] * (len(leader) + 1)  # the first waking event at or after i
+    for j in range(len(leader) - 1, -1, -1):
+        next_woke[j] = j if leader[j].woke else next_woke[j + 1]
     trips: list[RoundTrip] = []
     offset, hw = end_offset, high_watermark
     while True:
@@ -128,7 +131,8 @@ def predict_round_trips(leader: Sequence[LeaderStep], to_leader: LinkClock,
         if not parked:
             answer = before
         else:
-            answer = next((s for s in leader[i:] if s.woke), None)
+            j = next_woke[i]
+            answer = leader[j] if j < len(leader) else None
             if answer is None or answer.at_ms > until_ms:  # still parked at the end
                 trips.append(RoundTrip(offset, arrived, tie, before.end_offset, True, None, 0,
                                        -1, None, 0, offset, hw))
