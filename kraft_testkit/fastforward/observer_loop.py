@@ -152,13 +152,14 @@ def predict_round_trips(leader: Sequence[LeaderStep], to_leader: LinkClock,
 
 def broker_state_at(trips: Sequence[RoundTrip], at_ms: int, tie: int, *, end_offset: int,
                     high_watermark: int) -> tuple[int, int]:
-    """The broker's (log end, high watermark) just before its event ``(at_ms, tie)`` runs
-    (``end_offset`` and ``high_watermark``: where the trips started). What a heartbeat sent
-    in that event reports is read from here (its metadata offset is the high watermark - 1
-    once delivered)."""
+    """The broker's (log end, high watermark) as its event ``(at_ms, tie)`` sees them after
+    its Raft part ran (``end_offset`` and ``high_watermark``: where the trips started): a
+    heartbeat sent in that event reports the high watermark - 1 as its metadata offset,
+    including the answer the event itself handled, when it is a fetch answer (the broker's
+    logic polls after the Raft client, and sends a heartbeat that is due)."""
     state = (end_offset, high_watermark)
     for trip in trips:
-        if trip.received_ms is None or (trip.received_ms, trip.received_tie) >= (at_ms, tie):
+        if trip.received_ms is None or (trip.received_ms, trip.received_tie) > (at_ms, tie):
             break
         state = (trip.end_offset, trip.high_watermark)
     return state

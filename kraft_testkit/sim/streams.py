@@ -112,6 +112,9 @@ class MessageRandom(random.Random):
             out = (out << 64) | self._next64()
         return out >> ((-k) % 64)
 
+    def __reduce__(self) -> tuple[object, ...]:  # copy and pickle keep the key and position
+        return (MessageRandom, (self._key,), self.getstate())
+
     def getstate(self) -> tuple[int, int, int]:  # type: ignore[override]
         return (self._key, self._sub, self._i)
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from kraft_testkit.cluster import Cluster
+from kraft_testkit.sim import LinkProfile, Uniform
 from kraft_testkit.fastforward.observer_loop import (
     LeaderStep,
     LinkClock,
@@ -77,9 +78,12 @@ class _Recorder:
                 start["end_offset"], start["high_watermark"] = r.log_end_offset, r.hw
 
 
-@pytest.mark.parametrize("seed", [1, 2, 5])
-def test_every_round_trip_is_predicted(seed):
-    c = Cluster(3, 4, seed=seed, trace_keep=None)
+@pytest.mark.parametrize("seed, brokers, link", [
+    (1, 4, None), (2, 4, None), (5, 4, None), (7, 10, None),
+    (3, 6, LinkProfile(Uniform(1, 40))),  # slow links: answers queue behind answers (FIFO)
+])
+def test_every_round_trip_is_predicted(seed, brokers, link):
+    c = Cluster(3, brokers, seed=seed, trace_keep=None, link=link)
     c.run_for(5_000)
     leader = c.active_controller.id
     start_ms = c.sim.now_ms + 1_000
@@ -110,6 +114,9 @@ def test_every_round_trip_is_predicted(seed):
         # the leader's record of the broker, as DescribeQuorum reported it along the way
         for at, tie, seen in rec.samples:
             progress = observer_progress(trips, (at, tie))
+            if progress is None:  # before the first fetch of the window: nothing to compute
+                assert (at, tie) < (trips[0].arrived_ms, trips[0].arrived_tie)
+                continue
             assert (progress.end_offset, progress.last_fetch_ms, progress.caught_up_ms) == \
                 seen[b], (b, at)
         assert len(rec.samples) > 150
@@ -121,10 +128,10 @@ def test_every_round_trip_is_predicted(seed):
                      for at, tie, _ in sent]
         assert predicted == sent and len(sent) >= 25
         heartbeats += len(sent)
-    assert checked > 4 * 120 and heartbeats >= 4 * 25
+    assert checked > brokers * 120 and heartbeats >= brokers * 25
 
 
-def test_a_heartbeat_sees_the_fetches_that_ran_before_it_in_the_same_millisecond():
+def test_a_heartbeat_sees_the_answers_handled_before_it_in_the_same_millisecond():
     def trip(received_ms: int, received_tie: int, end: int) -> RoundTrip:
         return RoundTrip(end - 1, received_ms - 2, 0, end - 1, False, received_ms - 1, 0, end,
                          received_ms, received_tie, end, end)
@@ -133,6 +140,6 @@ def test_a_heartbeat_sees_the_fetches_that_ran_before_it_in_the_same_millisecond
     state = {"end_offset": 10, "high_watermark": 10}
     assert broker_state_at(trips, 100, 49, **state) == (10, 10)  # its tie runs first
     assert broker_state_at(trips, 100, 51, **state) == (11, 11)
-    assert broker_state_at(trips, 200, 70, **state) == (11, 11)  # the event itself: not yet
+    assert broker_state_at(trips, 200, 70, **state) == (12, 12)  # the answer's own event
     assert broker_state_at(trips, 250, 0, **state) == (12, 12)
     assert broker_state_at(trips, 999, 0, **state) == (13, 13)

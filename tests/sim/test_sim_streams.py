@@ -4,6 +4,9 @@ randomness; a channel is a link of its own (its own FIFO queue and stream)."""
 
 from __future__ import annotations
 
+import copy
+import pickle
+
 import pytest
 from sim_helpers import Msg, Other, Script, recorder
 
@@ -111,3 +114,13 @@ def test_channel_of_must_name_a_channel():
     sim.add_node(1, recorder(Script(dst=2, count=1)))
     with pytest.raises(InvalidArgument, match="channel_of must return a str or None"):
         sim.run_for(10)
+
+
+def test_a_message_stream_copies_with_its_position():
+    rng = MessageRandom(stream_key(1, ("y",)))
+    rng.seek(9)
+    rng.random()
+    deep, pickled = copy.deepcopy(rng), pickle.loads(pickle.dumps(rng))
+    expected = [rng.randint(1, 99) for _ in range(5)]
+    assert [deep.randint(1, 99) for _ in range(5)] == expected
+    assert [pickled.randint(1, 99) for _ in range(5)] == expected
