@@ -33,10 +33,10 @@ from typing import Protocol
 from kraft_testkit.sim import topology as topo
 from kraft_testkit.sim.errors import InvalidArgument
 from kraft_testkit.sim.filters import Filter, Match, describe_nodes
-from kraft_testkit.sim.link import LinkProfile
+from kraft_testkit.sim.link import Fixed, LinkProfile, Uniform
 from kraft_testkit.sim.rng import RngTree
 from kraft_testkit.sim.scheduler import Scheduler
-from kraft_testkit.sim.streams import MessageRandom, stream_key
+from kraft_testkit.sim.streams import GOLDEN, MASK64, STEP, MessageRandom, stream_key
 from kraft_testkit.sim.topology import NodeSet, Topology, node_set
 from kraft_testkit.sim.trace import Trace
 
@@ -89,19 +89,35 @@ class _Link:
     """One direction (and channel) between two nodes: its profile, its randomness (drawn per
     message, see :mod:`~kraft_testkit.sim.streams`) and its FIFO position."""
 
-    __slots__ = ("blocked", "dst", "last_at", "last_tie", "profile", "rng", "sent", "src")
+    __slots__ = (
+        "blocked", "dst", "key", "last_at", "last_tie", "plain", "profile", "rng", "sent", "src"
+    )
 
     def __init__(
-        self, src: int, dst: int, profile: LinkProfile, rng: MessageRandom, blocked: bool
+        self, src: int, dst: int, profile: LinkProfile, rng: MessageRandom, key: int,
+        blocked: bool,
     ) -> None:
         self.src = src
         self.dst = dst
-        self.profile = profile
         self.rng = rng
+        self.key = key
+        self.set_profile(profile)
         self.blocked = blocked
         self.sent = 0  # messages sent on the link so far: the position of the next one's draws
         self.last_at = -1
         self.last_tie = 0
+
+    def set_profile(self, profile: LinkProfile) -> None:
+        self.profile = profile
+        # (low, span): a FIFO link that only draws a latency (Fixed: span 0, no draw) and a
+        # tie key; send() computes those two draws inline, the same values MessageRandom gives
+        self.plain: tuple[int, int] | None = None
+        latency = profile.latency
+        if profile.fifo and not (profile.drop or profile.duplicate or profile.reorder):
+            if type(latency) is Fixed:
+                self.plain = (latency.ms, 0)
+            elif type(latency) is Uniform:
+                self.plain = (latency.low, latency.high - latency.low + 1)
 
 
 def _optional_set(nodes: int | Iterable[int] | None) -> NodeSet:
@@ -169,9 +185,8 @@ class Network:
         packet = Packet(
             src, dst, msg, data, -1 if receiver is None else receiver.incarnation, link
         )
-        rng = link.rng
-        rng.seek(link.sent)  # every draw for this message: a function of (seed, link, n)
-        link.sent += 1
+        n = link.sent  # every draw for this message is a function of (seed, link, n)
+        link.sent = n + 1
         if link.blocked:
             self._drop(packet, "partition")
             return
@@ -188,6 +203,30 @@ class Network:
                     self._trace.record(now, "hold", src, dst, type(msg).__name__)
                     return
                 extra_ms = rule.delay_ms
+        plain = link.plain
+        if plain is not None:  # MessageRandom's draws 1 (latency) and 2 (tie key), inline
+            base = link.key + (n + 1) * GOLDEN
+            low, span = plain
+            if span:
+                z = (base + STEP) & MASK64
+                z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
+                z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK64
+                at = now + extra_ms + low + (z ^ (z >> 31)) % span
+                z = (base + 2 * STEP) & MASK64
+            else:
+                at = now + extra_ms + low
+                z = (base + STEP) & MASK64
+            z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
+            z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK64
+            if at <= link.last_at:  # behind an earlier message: same instant, same tie, in order
+                self._sched.call_at(link.last_at, self._arrive_cb, packet, link.last_tie)
+            else:
+                link.last_at = at
+                link.last_tie = tie = (z ^ (z >> 31)) >> 32
+                self._sched.call_at(at, self._arrive_cb, packet, tie)
+            return
+        rng = link.rng
+        rng.seek(n)
         profile = link.profile
         if profile.drop and rng.random() < profile.drop:
             self._drop(packet, "loss")
@@ -261,11 +300,13 @@ class Network:
         link = row.get(key)
         if link is None:
             name = f"link-{src}-{dst}" if channel is None else f"link-{src}-{dst}/{channel}"
+            stream = stream_key(self._rng.root_seed, (*self._rng.path, name))
             link = row[key] = _Link(
                 src,
                 dst,
                 self._profile_for(src, dst),
-                MessageRandom(stream_key(self._rng.root_seed, (*self._rng.path, name))),
+                MessageRandom(stream),
+                stream,
                 any(t.blocks(src, dst) for t in self._partitions),
             )
         return link
@@ -296,7 +337,7 @@ class Network:
         else:
             self._profiles.append(rule)
         for s, d, link in self._all_links():
-            link.profile = self._profile_for(s, d)
+            link.set_profile(self._profile_for(s, d))
         self._trace.record(
             self._sched.now_ms,
             "net",

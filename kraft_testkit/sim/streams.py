@@ -17,7 +17,7 @@ import random
 
 MASK64 = (1 << 64) - 1
 GOLDEN = 0x9E3779B97F4A7C15  # splitmix64's increment (2^64 / golden ratio)
-_STEP = 0xD1B54A32D192ED03  # an odd multiplier for the draw index within a message
+STEP = 0xD1B54A32D192ED03  # an odd multiplier for the draw index within a message
 _SCALE53 = 2.0 ** -53
 
 
@@ -88,7 +88,7 @@ class MessageRandom(random.Random):
     def _next64(self) -> int:
         """Draw ``i`` of message ``n``: splitmix64's finalizer over key + (n+1)G + iS."""
         i = self._i = self._i + 1
-        z = (self._sub + i * _STEP) & MASK64
+        z = (self._sub + i * STEP) & MASK64
         z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
         z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK64
         return z ^ (z >> 31)
