@@ -17,7 +17,7 @@ the rest must do is in benchmarks/README.md ("What the bulk step still has to do
 
 from __future__ import annotations
 
-from bisect import bisect_right
+from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -33,14 +33,17 @@ class NotModelled(KraftError):
 
 @dataclass(frozen=True, slots=True)
 class LeaderStep:
-    """The leader after one of its events: order key, log end offset, high watermark, and
-    whether the event woke its parked fetches (it appended, or moved the high watermark)."""
+    """The leader after one of its events: order key, log end offset, high watermark,
+    whether the event woke its parked fetches (it appended, or moved the high watermark), and
+    for heartbeats (``heartbeat_loop``) the controller's written and committed offsets."""
 
     at_ms: int
     tie: int
     end_offset: int
     high_watermark: int
     woke: bool
+    written_offset: int = -1  # the controller's last written offset (records not yet drained too)
+    committed_offset: int = -1  # the controller's last committed offset
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,10 +89,10 @@ class LinkClock:
         self._last_tie = last_tie
 
     @classmethod
-    def of(cls, network: object, src: int, dst: int) -> LinkClock:
-        """A clock that continues the default channel from ``src`` to ``dst`` where it is now
-        (a copy: the network's own link is not touched)."""
-        link = network._link(src, dst)  # type: ignore[attr-defined]
+    def of(cls, network: object, src: int, dst: int, channel: str | None = None) -> LinkClock:
+        """A clock that continues the link (``channel``: None for the default one) from
+        ``src`` to ``dst`` where it is now (a copy: the network's own link is not touched)."""
+        link = network._link(src, dst, channel)  # type: ignore[attr-defined]
         rng = MessageRandom(link.rng.getstate()[0])
         return cls(rng, link.profile, link.sent, link.last_at, link.last_tie)
 
@@ -123,7 +126,10 @@ def predict_round_trips(leader: Sequence[LeaderStep], to_leader: LinkClock,
         arrived, tie = to_leader.arrival(sent_at)
         if arrived > until_ms:
             return trips
-        i = bisect_right(keys, (arrived, tie))  # leader events before this one
+        # the leader's state just before this event: its own event (when the timeline
+        # holds it) may also do due work after answering (a drain, a NoOp), which parked
+        # fetches see when the same event wakes them
+        i = bisect_left(keys, (arrived, tie))
         if i == 0:
             raise NotModelled("the fetch arrives before the leader's timeline starts")
         before = leader[i - 1]

@@ -1,13 +1,16 @@
-"""The brokers' fetch loops computed from the leader's timeline and the links' draws
-(kraft_testkit/fastforward/observer_loop.py) against stepping: every round trip of every
-broker at the same instants, with the same log end and high watermark; the leader's record of
-each broker (DescribeQuorum) at the end; the metadata offset each heartbeat carried."""
+"""The brokers' fetch loops and heartbeats computed from the leader's timeline and the links'
+draws (kraft_testkit/fastforward/) against stepping: every round trip of every broker at the
+same instants, with the same log end and high watermark; the leader's record of each broker
+(DescribeQuorum) along the way; the metadata offset each heartbeat carried; every heartbeat's
+send, arrival (where the controller renews the lease), answer and receipt."""
 
 from __future__ import annotations
 
 import pytest
 
+from kraft_testkit.broker.channel import CONTROLLER_CHANNEL
 from kraft_testkit.cluster import Cluster
+from kraft_testkit.fastforward.heartbeat_loop import predict_heartbeats
 from kraft_testkit.sim import LinkProfile, Uniform
 from kraft_testkit.fastforward.observer_loop import (
     LeaderStep,
@@ -30,6 +33,7 @@ class _Recorder:
         self.steps: list[LeaderStep] = []
         self.samples: list[tuple[int, int, dict]] = []  # (at, tie, the leader's observers)
         self.starts: dict[int, dict] = {}  # broker -> where the model starts
+        self.hb_starts: dict[int, dict] = {}  # broker -> where the heartbeat model starts
         self.after: dict[int, list[tuple[int, int, int]]] = {b: [] for b in brokers}
         self._delivered: int | None = None
         # each heartbeat a broker sends: the order key of the event it left in, and what it says
@@ -47,6 +51,14 @@ class _Recorder:
         net.on_deliver(self._on_deliver)
 
     def _on_deliver(self, src: int, dst: int, msg: object) -> None:
+        if src == self.leader and dst in self.after and \
+                type(msg).__name__ == "BrokerHeartbeatResponse" and \
+                dst not in self.hb_starts and self.c.sim.now_ms >= self.start_ms:
+            net = self.c.sim.network
+            self.hb_starts[dst] = {
+                "received": self.c.sim.now_ms,
+                "to_leader": LinkClock.of(net, dst, self.leader, CONTROLLER_CHANNEL),
+                "to_broker": LinkClock.of(net, self.leader, dst, CONTROLLER_CHANNEL)}
         if src == self.leader and dst in self.after and type(msg).__name__ == "FetchResponse":
             self._delivered = dst
             if dst not in self.starts and self.c.sim.now_ms >= self.start_ms:
@@ -59,11 +71,14 @@ class _Recorder:
         touched = sim.touched
         if touched is None or self.leader in touched:
             r = self.c.replica(self.leader)
+            ctrl = self.c.controller_node(self.leader).controller
             at, tie, _ = sim.scheduler.current_key()
             last = self.steps[-1] if self.steps else None
             woke = last is None or (r.log_end_offset, r.hw) != (last.end_offset,
                                                                  last.high_watermark)
-            self.steps.append(LeaderStep(at, tie, r.log_end_offset, r.hw, woke))
+            self.steps.append(LeaderStep(at, tie, r.log_end_offset, r.hw, woke,
+                                         ctrl._next_offset - 1,
+                                         ctrl.metrics.last_committed_offset))
             if len(self.steps) % 7 == 0 and sim.now_ms >= self.start_ms + 500:
                 part = r.describe_quorum().topics[0].partitions[0]
                 self.samples.append((at, tie, {o.replica_id: (
@@ -129,6 +144,26 @@ def test_every_round_trip_is_predicted(seed, brokers, link):
         assert predicted == sent and len(sent) >= 25
         heartbeats += len(sent)
     assert checked > brokers * 120 and heartbeats >= brokers * 25
+    # the heartbeat loops on the controller channel
+    interval = c.config.broker_heartbeat_interval_ms
+    for b in c.broker_ids:
+        start = rec.hb_starts[b]
+        beats = predict_heartbeats(rec.steps, start["to_leader"], start["to_broker"],
+                                   due_ms=start["received"] + interval, interval_ms=interval,
+                                   until_ms=until)
+
+        def times(kind: str, node: int, peer: int, what: str) -> list[int]:
+            return [t for t, k, n, p, w in events if k == kind and n == node and p == peer
+                    and w == what and start["received"] < t <= until]
+
+        assert [h.sent_ms for h in beats] == times("send", b, leader, "BrokerHeartbeatRequest")
+        assert [h.arrived_ms for h in beats if h.arrived_ms <= until] == \
+            times("recv", leader, b, "BrokerHeartbeatRequest")
+        assert [h.answered_ms for h in beats if h.answered_ms is not None] == \
+            times("send", leader, b, "BrokerHeartbeatResponse")
+        assert [h.received_ms for h in beats if h.received_ms is not None
+                and h.received_ms <= until] == times("recv", b, leader, "BrokerHeartbeatResponse")
+        assert len(beats) >= 25
 
 
 def test_a_heartbeat_sees_the_answers_handled_before_it_in_the_same_millisecond():
