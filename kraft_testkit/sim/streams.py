@@ -45,25 +45,6 @@ def tie_at(key: int, at_ms: int) -> int:
     return mix64((key + (at_ms + 1) * GOLDEN) & MASK64) >> 32
 
 
-class CounterStream:
-    """32-bit tie keys by position: ``next32()`` returns draw ``n`` and moves on to ``n + 1``."""
-
-    __slots__ = ("key", "n")
-
-    def __init__(self, key: int, n: int = 0) -> None:
-        self.key = key
-        self.n = n
-
-    def next32(self) -> int:
-        n = self.n
-        self.n = n + 1
-        return mix64((self.key + (n + 1) * GOLDEN) & MASK64) >> 32
-
-    def skip(self, count: int) -> None:
-        """Account for ``count`` draws made elsewhere (a fast path's skipped events)."""
-        self.n += count
-
-
 class MessageRandom(random.Random):
     """A ``random.Random`` whose draws for message ``n`` depend only on (key, n, draw index).
 

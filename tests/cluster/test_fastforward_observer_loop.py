@@ -11,9 +11,9 @@ import pytest
 from kraft_testkit.broker.channel import CONTROLLER_CHANNEL
 from kraft_testkit.cluster import Cluster
 from kraft_testkit.fastforward.heartbeat_loop import predict_heartbeats
+from kraft_testkit.fastforward.timeline import LeaderTimeline
 from kraft_testkit.sim import LinkProfile, Uniform
 from kraft_testkit.fastforward.observer_loop import (
-    LeaderStep,
     LinkClock,
     RoundTrip,
     broker_state_at,
@@ -30,7 +30,8 @@ class _Recorder:
 
     def __init__(self, c: Cluster, leader: int, brokers: list[int], start_ms: int) -> None:
         self.c, self.leader, self.brokers, self.start_ms = c, leader, brokers, start_ms
-        self.steps: list[LeaderStep] = []
+        self.timeline = LeaderTimeline(c, leader)
+        self.steps = self.timeline.steps
         self.samples: list[tuple[int, int, dict]] = []  # (at, tie, the leader's observers)
         self.starts: dict[int, dict] = {}  # broker -> where the model starts
         self.hb_starts: dict[int, dict] = {}  # broker -> where the heartbeat model starts
@@ -68,17 +69,11 @@ class _Recorder:
                                     "to_broker": LinkClock.of(net, self.leader, dst)}
 
     def __call__(self, sim) -> None:
-        touched = sim.touched
-        if touched is None or self.leader in touched:
+        before = len(self.steps)
+        self.timeline(sim)
+        if len(self.steps) != before:  # the leader ran
             r = self.c.replica(self.leader)
-            ctrl = self.c.controller_node(self.leader).controller
             at, tie, _ = sim.scheduler.current_key()
-            last = self.steps[-1] if self.steps else None
-            woke = last is None or (r.log_end_offset, r.hw) != (last.end_offset,
-                                                                 last.high_watermark)
-            self.steps.append(LeaderStep(at, tie, r.log_end_offset, r.hw, woke,
-                                         ctrl._next_offset - 1,
-                                         ctrl.metrics.last_committed_offset))
             if len(self.steps) % 7 == 0 and sim.now_ms >= self.start_ms + 500:
                 part = r.describe_quorum().topics[0].partitions[0]
                 self.samples.append((at, tie, {o.replica_id: (

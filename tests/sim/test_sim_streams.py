@@ -11,19 +11,18 @@ import pytest
 from sim_helpers import Msg, Other, Script, recorder
 
 from kraft_testkit.sim import Fixed, InvalidArgument, LinkProfile, Normal, Simulation, Uniform
-from kraft_testkit.sim.streams import CounterStream, MessageRandom, draw, stream_key
+from kraft_testkit.sim.streams import MessageRandom, draw, stream_key, tie_at
 
 
-def test_a_counter_stream_is_a_function_of_its_position():
+def test_a_draw_is_a_function_of_its_position():
     key = stream_key(7, ("network", "link-1-2"))
-    first = CounterStream(key)
-    values = [first.next32() for _ in range(100)]
-    assert values == [draw(key, n) >> 32 for n in range(100)]
-    skipped = CounterStream(key)
-    skipped.skip(60)
-    assert [skipped.next32() for _ in range(40)] == values[60:]
+    values = [draw(key, n) for n in range(100)]
+    assert [draw(key, n) for n in reversed(range(100))][::-1] == values
     assert len(set(values)) == 100  # no short cycle
+    assert all(0 <= v < 2**64 for v in values)
     assert stream_key(7, ("a",)) != stream_key(8, ("a",)) != stream_key(7, ("b",))
+    ties = [tie_at(key, t) for t in range(50)]  # a timer's tie key: by due instant
+    assert ties == [draw(key, t) >> 32 for t in range(50)] and len(set(ties)) == 50
 
 
 def test_message_random_draws_per_message():
