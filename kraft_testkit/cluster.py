@@ -253,8 +253,10 @@ class Cluster(VoterOps, SimulationFacade, AdminOperations):
         bootstrap = self.controller_ids[:controllers]  # with kraft.version 1: --initial-controllers
         voters = {c: self.directory_ids[c] for c in bootstrap}
         self._id_rng = id_rng
+        from .broker.channel import channel_of
+
         self.sim = Simulation(seed, link=link, codec=rpc.RaftCodec() if wire else None,
-                              trace_keep=trace_keep)
+                              trace_keep=trace_keep, channel_of=channel_of)
         shape = [f"controllers={controllers}", f"brokers={brokers}", f"seed={seed}"]
         shape += [f"{k}={v!r}" for k, v in (("configs", configs), ("combined", combined),
                                              ("metadata_version", metadata_version),

@@ -10,7 +10,29 @@ from __future__ import annotations
 
 from typing import Any
 
+from kraft_testkit.protocol import messages as M
 from kraft_testkit.raft import rpc
+
+CONTROLLER_CHANNEL = "controller"
+"""The connection a node keeps to the active controller, apart from its Raft client's (Kafka's
+``NodeToControllerChannelManager``): registrations, heartbeats and AlterPartition travel on it,
+so they never queue behind the metadata fetches on the same pair of nodes."""
+
+_CONTROLLER_CHANNEL_BODIES = (
+    M.BrokerRegistrationRequest, M.BrokerRegistrationResponse,
+    M.BrokerHeartbeatRequest, M.BrokerHeartbeatResponse,
+    M.AlterPartitionRequest, M.AlterPartitionResponse,
+    M.ControllerRegistrationRequest, M.ControllerRegistrationResponse,
+    M.UnregisterBrokerRequest, M.UnregisterBrokerResponse,
+    M.AssignReplicasToDirsRequest, M.AssignReplicasToDirsResponse,
+)
+
+
+def channel_of(msg: object) -> str | None:
+    """The simulated network's ``channel_of``: the controller channel for the requests Kafka
+    sends through it (and their responses), the default (Raft) connection for the rest."""
+    body = getattr(msg, "body", msg)
+    return CONTROLLER_CHANNEL if isinstance(body, _CONTROLLER_CHANNEL_BODIES) else None
 
 
 class Outbox:

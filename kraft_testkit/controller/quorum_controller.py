@@ -253,6 +253,12 @@ class QuorumController:
         return wake
 
     @property
+    def written_offset(self) -> int:
+        """The last offset this controller wrote (still lingering in Raft included): what a
+        response submitted now waits to see committed."""
+        return self._next_offset - 1
+
+    @property
     def last_write_ms(self) -> int:
         return self._last_write_ms
 

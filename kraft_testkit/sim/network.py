@@ -11,8 +11,16 @@ When it arrives, a partition made meanwhile still drops it, and it vanishes if t
 down or restarted since it was sent (the connection it travelled on is gone). A paused node's door
 still takes it: the process queues it until resumed.
 
-Each directed link draws from its own random stream (``network/link-<src>-<dst>``), so traffic on one
-link never changes what happens on another. In wire mode (a ``codec``), every message is encoded on
+Each directed link draws from its own counter-keyed stream (``link-<src>-<dst>``, see
+:mod:`~kraft_testkit.sim.streams`): the latency, loss and tie key of its n-th message depend only
+on (seed, link, n), so traffic on one link never changes what happens on another, and a fast
+path that accounts for skipped messages by count leaves every later draw where it was.
+
+A link can be split into channels, as a Kafka node keeps separate connections for separate
+clients (its Raft client, and its channel to the controller for heartbeats): ``channel_of(msg)``
+names the channel of a message (None: the default one), and each channel is a link of its own
+(``link-<src>-<dst>/<channel>``), with its own FIFO order and its own stream. Partitions and
+filters cut or match every channel alike. In wire mode (a ``codec``), every message is encoded on
 send and decoded on arrival: the receiver gets a fresh object, and the codec is exercised by every
 run.
 """
@@ -25,9 +33,10 @@ from typing import Protocol
 from kraft_testkit.sim import topology as topo
 from kraft_testkit.sim.errors import InvalidArgument
 from kraft_testkit.sim.filters import Filter, Match, describe_nodes
-from kraft_testkit.sim.link import LinkProfile
+from kraft_testkit.sim.link import Fixed, LinkProfile, Uniform
 from kraft_testkit.sim.rng import RngTree
 from kraft_testkit.sim.scheduler import Scheduler
+from kraft_testkit.sim.streams import GOLDEN, MASK64, STEP, MessageRandom, stream_key
 from kraft_testkit.sim.topology import NodeSet, Topology, node_set
 from kraft_testkit.sim.trace import Trace
 
@@ -53,37 +62,62 @@ class Receiver(Protocol):
 
 
 DeliverHook = Callable[[int, int, object], object]
+ChannelOf = Callable[[object], "str | None"]
 
 
 class Packet:
     """A message in flight: who sent it to whom, and for which incarnation of the receiver."""
 
-    __slots__ = ("data", "dst", "incarnation", "msg", "src")
+    __slots__ = ("data", "dst", "incarnation", "link", "msg", "src")
 
     def __init__(
-        self, src: int, dst: int, msg: object, data: bytes | None, incarnation: int
+        self, src: int, dst: int, msg: object, data: bytes | None, incarnation: int,
+        link: _Link | None = None,
     ) -> None:
         self.src = src
         self.dst = dst
         self.msg = msg  # in wire mode: the sender's object until arrival, then the decoded copy
         self.data = data
         self.incarnation = incarnation
+        self.link = link  # the link (channel) it travels on
 
     def __repr__(self) -> str:
         return f"Packet({self.src}->{self.dst} {type(self.msg).__name__})"
 
 
 class _Link:
-    """One direction between two nodes: its profile, its randomness and its FIFO position."""
+    """One direction (and channel) between two nodes: its profile, its randomness (drawn per
+    message, see :mod:`~kraft_testkit.sim.streams`) and its FIFO position."""
 
-    __slots__ = ("blocked", "last_at", "last_tie", "profile", "rng")
+    __slots__ = (
+        "blocked", "dst", "key", "last_at", "last_tie", "plain", "profile", "rng", "sent", "src"
+    )
 
-    def __init__(self, profile: LinkProfile, rng: RngTree, blocked: bool) -> None:
-        self.profile = profile
+    def __init__(
+        self, src: int, dst: int, profile: LinkProfile, rng: MessageRandom, key: int,
+        blocked: bool,
+    ) -> None:
+        self.src = src
+        self.dst = dst
         self.rng = rng
+        self.key = key
+        self.set_profile(profile)
         self.blocked = blocked
+        self.sent = 0  # messages sent on the link so far: the position of the next one's draws
         self.last_at = -1
         self.last_tie = 0
+
+    def set_profile(self, profile: LinkProfile) -> None:
+        self.profile = profile
+        # (low, span): a FIFO link that only draws a latency (Fixed: span 0, no draw) and a
+        # tie key; send() computes those two draws inline, the same values MessageRandom gives
+        self.plain: tuple[int, int] | None = None
+        latency = profile.latency
+        if profile.fifo and not (profile.drop or profile.duplicate or profile.reorder):
+            if type(latency) is Fixed:
+                self.plain = (latency.ms, 0)
+            elif type(latency) is Uniform:
+                self.plain = (latency.low, latency.high - latency.low + 1)
 
 
 def _optional_set(nodes: int | Iterable[int] | None) -> NodeSet:
@@ -101,7 +135,10 @@ class Network:
         receivers: Mapping[int, Receiver],
         profile: LinkProfile,
         codec: Codec | None = None,
+        channel_of: ChannelOf | None = None,
     ) -> None:
+        """``channel_of(msg)``: the channel a message travels on (None: the link's default
+        channel); it should depend on the message's type only (it is asked once per type)."""
         if not isinstance(profile, LinkProfile):
             raise InvalidArgument(f"expected a LinkProfile, got {profile!r}")
         if codec is not None and not (
@@ -118,7 +155,9 @@ class Network:
         self._rng = rng
         self._trace = trace
         self._receivers = receivers
-        self._links: dict[int, dict[int, _Link]] = {}
+        self._links: dict[int, dict[object, _Link]] = {}  # src -> dst or (dst, channel) -> link
+        self._channel_of = channel_of
+        self._channels: dict[type, str | None] = {}  # message type -> channel, asked once
         self._profiles: list[tuple[NodeSet, NodeSet, LinkProfile]] = [(None, None, profile)]
         self._partitions: list[Topology] = []
         self._filters: list[Filter] = []
@@ -136,8 +175,18 @@ class Network:
         self._trace.record(now, "send", src, dst, type(msg).__name__)
         data = None if self.codec is None else self.codec.encode(msg)
         receiver = self._receivers.get(dst)
-        packet = Packet(src, dst, msg, data, -1 if receiver is None else receiver.incarnation)
-        link = self._link(src, dst)
+        channel_of = self._channel_of
+        if channel_of is None:
+            link = self._link(src, dst)
+        else:
+            kind = type(msg)
+            channel = self._channels[kind] if kind in self._channels else self._channel(kind, msg)
+            link = self._link(src, dst) if channel is None else self._link(src, dst, channel)
+        packet = Packet(
+            src, dst, msg, data, -1 if receiver is None else receiver.incarnation, link
+        )
+        n = link.sent  # every draw for this message is a function of (seed, link, n)
+        link.sent = n + 1
         if link.blocked:
             self._drop(packet, "partition")
             return
@@ -154,34 +203,69 @@ class Network:
                     self._trace.record(now, "hold", src, dst, type(msg).__name__)
                     return
                 extra_ms = rule.delay_ms
+        plain = link.plain
+        if plain is not None:  # MessageRandom's draws 1 (latency) and 2 (tie key), inline
+            base = link.key + (n + 1) * GOLDEN
+            low, span = plain
+            if span:
+                z = (base + STEP) & MASK64
+                z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
+                z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK64
+                at = now + extra_ms + low + (z ^ (z >> 31)) % span
+                z = (base + 2 * STEP) & MASK64
+            else:
+                at = now + extra_ms + low
+                z = (base + STEP) & MASK64
+            z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
+            z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK64
+            if at <= link.last_at:  # behind an earlier message: same instant, same tie, in order
+                self._sched.call_at(link.last_at, self._arrive_cb, packet, link.last_tie)
+            else:
+                link.last_at = at
+                link.last_tie = tie = (z ^ (z >> 31)) >> 32
+                self._sched.call_at(at, self._arrive_cb, packet, tie)
+            return
+        rng = link.rng
+        rng.seek(n)
         profile = link.profile
-        if profile.drop and link.rng.random() < profile.drop:
+        if profile.drop and rng.random() < profile.drop:
             self._drop(packet, "loss")
             return
         self._schedule(link, packet, now + extra_ms)
-        if profile.duplicate and link.rng.random() < profile.duplicate:
+        if profile.duplicate and rng.random() < profile.duplicate:
             stats["duplicated"] += 1
             self._trace.record(now, "dup", src, dst, type(msg).__name__)
-            self._schedule(link, Packet(src, dst, msg, data, packet.incarnation), now + extra_ms)
+            self._schedule(
+                link, Packet(src, dst, msg, data, packet.incarnation, link), now + extra_ms
+            )
+
+    def _channel(self, kind: type, msg: object) -> str | None:
+        channel = self._channel_of(msg)  # type: ignore[misc]
+        if channel is not None and type(channel) is not str:
+            raise InvalidArgument(f"channel_of must return a str or None, got {channel!r}")
+        self._channels[kind] = channel
+        return channel
 
     def _schedule(self, link: _Link, packet: Packet, from_ms: int) -> None:
         profile = link.profile
         rng = link.rng
         sched = self._sched
         at = from_ms + profile.latency.sample(rng)
+        tie = rng.getrandbits(32)
         if profile.reorder and rng.random() < profile.reorder:
             self.stats["reordered"] += 1
-            sched.call_at(at + profile.reorder_delay.sample(rng), self._arrive_cb, packet)
+            sched.call_at(at + profile.reorder_delay.sample(rng), self._arrive_cb, packet, tie)
         elif not profile.fifo:
-            sched.call_at(at, self._arrive_cb, packet)
+            sched.call_at(at, self._arrive_cb, packet, tie)
         elif at <= link.last_at:  # behind an earlier message: same instant, same tie, send order
             sched.call_at(link.last_at, self._arrive_cb, packet, link.last_tie)
         else:
             link.last_at = at
-            link.last_tie = Scheduler.tie_of(sched.call_at(at, self._arrive_cb, packet))
+            link.last_tie = tie
+            sched.call_at(at, self._arrive_cb, packet, tie)
 
     def _arrive(self, packet: Packet) -> None:
-        if self._links[packet.src][packet.dst].blocked:
+        if packet.link.blocked:  # type: ignore[union-attr]
             self._drop(packet, "partition")
             return
         receiver = self._receivers.get(packet.dst)
@@ -208,23 +292,29 @@ class Network:
             f"{type(packet.msg).__name__} ({reason})",
         )
 
-    def _link(self, src: int, dst: int) -> _Link:
+    def _link(self, src: int, dst: int, channel: str | None = None) -> _Link:
         row = self._links.get(src)
         if row is None:
             row = self._links[src] = {}
-        link = row.get(dst)
+        key = dst if channel is None else (dst, channel)
+        link = row.get(key)
         if link is None:
-            link = row[dst] = _Link(
+            name = f"link-{src}-{dst}" if channel is None else f"link-{src}-{dst}/{channel}"
+            stream = stream_key(self._rng.root_seed, (*self._rng.path, name))
+            link = row[key] = _Link(
+                src,
+                dst,
                 self._profile_for(src, dst),
-                self._rng.child(f"link-{src}-{dst}"),
+                MessageRandom(stream),
+                stream,
                 any(t.blocks(src, dst) for t in self._partitions),
             )
         return link
 
     def _all_links(self) -> Iterable[tuple[int, int, _Link]]:
-        for src, row in self._links.items():
-            for dst, link in row.items():
-                yield src, dst, link
+        for row in self._links.values():
+            for link in row.values():
+                yield link.src, link.dst, link
 
     # ---- link behaviour ----------------------------------------------------------------------
 
@@ -247,7 +337,7 @@ class Network:
         else:
             self._profiles.append(rule)
         for s, d, link in self._all_links():
-            link.profile = self._profile_for(s, d)
+            link.set_profile(self._profile_for(s, d))
         self._trace.record(
             self._sched.now_ms,
             "net",

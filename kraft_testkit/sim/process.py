@@ -28,6 +28,7 @@ from kraft_testkit.sim.node import (
 )
 from kraft_testkit.sim.rng import RngTree
 from kraft_testkit.sim.scheduler import Handle, Scheduler
+from kraft_testkit.sim.streams import stream_key, tie_at
 from kraft_testkit.sim.trace import Trace
 
 
@@ -68,6 +69,7 @@ class Process:
         "_timer_cb",
         "_timer_node_ms",
         "_timer_overdue",
+        "_timer_ties",
         "_touched",
         "_trace",
         "disk",
@@ -109,6 +111,9 @@ class Process:
         self._trace = trace
         self._rng = rng.child("node")
         self._crash_rng = rng.child("crash")
+        # the tie key of this node's timer due at t: (seed, node, t), however often it was
+        # re-armed and whatever else ran (a fast path that skips events moves nothing here)
+        self._timer_ties = stream_key(rng.root_seed, (*rng.path, "timer-ties"))
         self._crash_in_writes: tuple[int, float] | None = None
         self._skew_ms = 0
         self._timer: Handle | None = None
@@ -218,8 +223,8 @@ class Process:
         tie = None
         if self._timer_overdue:
             self._timer_overdue = False
-            self._timer = self._sched.call_at(now, self._timer_cb)
-            tie = Scheduler.tie_of(self._timer)
+            tie = tie_at(self._timer_ties, now)
+            self._timer = self._sched.call_at(now, self._timer_cb, None, tie)
         for packet in self._inbox:
             tie = Scheduler.tie_of(self._sched.call_at(now, self._redeliver_cb, packet, tie))
         self._inbox.clear()
@@ -313,6 +318,12 @@ class Process:
         self._apply(machine.on_timer(self._sched.now_ms + self._skew_ms))
 
     def _arm_timer(self, node_ms: int) -> None:
+        timer = self._timer
+        if timer is not None and node_ms < NEVER:
+            at = max(self._sched.now_ms, node_ms - self._skew_ms)
+            if timer[0] == at:  # the same instant, hence the same tie key: keep the event
+                self._timer_node_ms = node_ms
+                return
         if self._timer is not None:
             Scheduler.cancel(self._timer)
             self._timer = None
@@ -322,7 +333,8 @@ class Process:
         self._timer_node_ms = node_ms
         at = node_ms - self._skew_ms
         now = self._sched.now_ms
-        self._timer = self._sched.call_at(max(now, at), self._timer_cb)
+        at = max(now, at)
+        self._timer = self._sched.call_at(at, self._timer_cb, None, tie_at(self._timer_ties, at))
 
     def call(self, fn: Callable[[StateMachine, int], Effects | None], what: str = "call") -> None:
         """Run ``fn(machine, node clock)`` now, as a request from outside the node (a client's

@@ -30,11 +30,12 @@ _AT, _TIE, _SEQ, _FN, _ARG = range(5)
 class Scheduler:
     """A virtual clock plus the events waiting on it."""
 
-    __slots__ = ("_heap", "_seq", "_tie", "executed", "now_ms")
+    __slots__ = ("_heap", "_seq", "_tie", "current", "executed", "now_ms")
 
     def __init__(self, rng: random.Random, start_ms: int = 0) -> None:
         self.now_ms = start_ms
         self.executed = 0  # events run so far
+        self.current: Handle | None = None  # the event running now (or last run)
         self._heap: list[Handle] = []
         self._seq = itertools.count(1).__next__
         self._tie = rng.getrandbits
@@ -61,6 +62,12 @@ class Scheduler:
         handle[_FN] = None
         handle[_ARG] = None
 
+    def current_key(self) -> tuple[int, int, int] | None:
+        """``(at_ms, tie, seq)`` of the event running now (or last run): the order key of
+        events, which a fast path must reproduce for what it computes instead of running."""
+        entry = self.current
+        return None if entry is None else (entry[_AT], entry[_TIE], entry[_SEQ])
+
     @staticmethod
     def tie_of(handle: Handle) -> int:
         """The tie key of an event: pass it to later ``call_at`` to keep them in insertion order."""
@@ -79,6 +86,7 @@ class Scheduler:
                 continue
             self.now_ms = entry[_AT]
             self.executed += 1
+            self.current = entry
             entry[_FN] = None  # the handle now reads as spent; cancelling it is harmless
             fn(entry[_ARG])
             return True
@@ -101,6 +109,7 @@ class Scheduler:
                 continue
             self.now_ms = entry[_AT]
             self.executed += 1
+            self.current = entry
             entry[_FN] = None
             fn(entry[_ARG])
             if after is not None and after():

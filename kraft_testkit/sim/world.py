@@ -16,7 +16,7 @@ from types import MappingProxyType
 from kraft_testkit.sim.disk import Disk, MemoryDisk
 from kraft_testkit.sim.errors import InvalidArgument, InvariantViolation, NoProgress, UnknownNode
 from kraft_testkit.sim.link import LinkProfile, check_probability
-from kraft_testkit.sim.network import Codec, Network
+from kraft_testkit.sim.network import ChannelOf, Codec, Network
 from kraft_testkit.sim.node import NodeFactory
 from kraft_testkit.sim.process import Process
 from kraft_testkit.sim.rng import RngTree, check_seed
@@ -45,6 +45,7 @@ class Simulation:
         invariants: Iterable[Invariant] = (),
         check_invariants: bool = True,
         tail_events: int = 30,
+        channel_of: ChannelOf | None = None,
     ) -> None:
         """Build an empty world; add nodes with :meth:`add_node`.
 
@@ -53,7 +54,8 @@ class Simulation:
         ``torn_tail_probability``: on a crash, the chance a file that grew since its last sync
         keeps a torn part of its unsynced tail. ``trace_keep``: events kept in memory for
         :meth:`Trace.tail` and :meth:`Trace.events` (None: all). ``invariants``: checkers, as for
-        :meth:`add_invariant`. ``tail_events``: how many events errors show.
+        :meth:`add_invariant`. ``tail_events``: how many events errors show. ``channel_of``:
+        the connection a message travels on (see :class:`~kraft_testkit.sim.network.Network`).
         """
         self.seed = check_seed(seed)
         self.replay_hint: str | None = None
@@ -62,6 +64,7 @@ class Simulation:
         self.trace = Trace(trace_keep)
         self.scheduler = Scheduler(self.rng.child("scheduler"))
         self._processes: dict[int, Process] = {}
+        self._processes_view = MappingProxyType(self._processes)  # live, read-only; made once
         self._touched: set[int] = set()  # nodes whose code ran or state changed since a check
         self.touched: frozenset[int] | None = None
         """While incremental invariants run after one event: the nodes it touched (None during
@@ -73,6 +76,7 @@ class Simulation:
             self._processes,
             LinkProfile() if link is None else link,
             codec,
+            channel_of,
         )
         self.torn_tail_probability = check_probability(
             "torn_tail_probability", torn_tail_probability
@@ -124,7 +128,7 @@ class Simulation:
 
     @property
     def processes(self) -> Mapping[int, Process]:
-        return MappingProxyType(self._processes)
+        return self._processes_view
 
     @property
     def nodes(self) -> list[int]:

@@ -72,6 +72,8 @@ def test_a_corrupt_record_batch_is_corrupt_message(kraft_bootstrap, kraft_cluste
     with kraft_bootstrap.hold() as c:
         c.create_topic("t", partitions=1, replication_factor=1)
         leader = c.metadata.topic("t").partitions[0].leader
+        # the leader serves "t" once it has replayed the topic (a client would retry till then)
+        c.run_until(lambda c: c.broker(leader).image.topic("t") is not None, timeout_ms=5_000)
     client = RawClient(kraft_bootstrap.address(leader)[1])
     P = M.ProduceRequest
     bad = b"\x00" * 12 + b"\x00\x00\x00\x00\x02" + b"\xde\xad\xbe\xef" + b"\x00" * 40

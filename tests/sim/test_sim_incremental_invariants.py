@@ -54,6 +54,8 @@ def test_fault_actions_and_check_now_are_full_checks():
 def test_a_message_lost_on_the_way_touches_no_node():
     sim, spy, _ = world()
     sim.run_for(20)
+    while not any(e[1] == "send" and 3 in e[2:4] for e in sim.trace.events()[-3:]):
+        sim.step()  # until a ping to or from 3 is on its way
     sim.network.isolate(3)
     spy.seen.clear()
     sim.run_for(100)
