@@ -3,8 +3,10 @@ then reopened; every committed record must be back (issue 8 bug 1, issue 9 secti
 
 A seed drives the run (the harness's choices come from ``random.Random(seed)``; the cluster's
 own from its seed): topics are created while nodes are killed (torn tails allowed), crashed in
-the middle of a multi-file write (a snapshot, a segment rewrite) and restarted; small snapshot
-thresholds make snapshots frequent. Then the whole cluster ends one of four ways (clean close,
+the middle of a multi-file write (a snapshot, a segment roll, a retention clean) and restarted;
+small snapshot thresholds make snapshots frequent, and most seeds also take tiny segments (rolled
+by size and by age, with their indexes) and tiny retention limits (old snapshots and the segments
+below them deleted). Then the whole cluster ends one of four ways (clean close,
 every node killed, every node crashed mid-write at a random point, a random virtual instant
 then every node killed) and is reopened from its directories with another seed. Invariants are
 on in both runs (durability: nothing acknowledged is lost on a restart). What was committed before
@@ -44,6 +46,13 @@ def run_crash_seed(seed: int, data_dir: str | None = None) -> CrashResult:
     own_dir = data_dir is None
     data_dir = data_dir or tempfile.mkdtemp(prefix="kraft-crash-")
     configs = {"metadata.log.max.record.bytes.between.snapshots": rng.choice([800, 2_000, 6_000])}
+    if rng.random() < 0.75:  # small segments: rolls (by size, some by age) with their indexes
+        configs |= {"metadata.log.segment.min.bytes": 12, "log.index.interval.bytes": 200,
+                    "metadata.log.segment.bytes": rng.choice([600, 1_500, 4_000]),
+                    "metadata.log.segment.ms": rng.choice([3_000, 20_000, 7 * 86_400_000])}
+    if rng.random() < 0.75:  # retention: old snapshots and the segments below them deleted
+        configs |= {"metadata.max.retention.bytes": rng.choice([0, 3_000, 10_000]),
+                    "testkit.raft.log.clean.interval.ms": rng.choice([300, 1_000, 5_000])}
     ending = ENDINGS[seed % len(ENDINGS)]
     result = CrashResult(seed, False, ending)
     try:
