@@ -14,6 +14,7 @@ from kraft_testkit.cluster import Cluster
 from kraft_testkit.errors import StorageError
 from kraft_testkit.raft.errors import CorruptFile
 from kraft_testkit.tools.dump_log import dump_paths
+from kraft_testkit.tools.metadata_image_loader import load_image
 
 DIR = "__cluster_metadata-0"
 TINY = {"metadata.log.segment.bytes": 2_000, "metadata.log.segment.min.bytes": 12,
@@ -76,6 +77,10 @@ def test_retention_by_size_deletes_old_snapshots_and_the_segments_below(tmp_path
         bases = sorted(int(x[:-4]) for x in names if x.endswith(".log"))
         assert bases[0] <= log.start_offset and all(b > log.start_offset for b in bases[1:])
     before = assignments(c)
+    # the metadata shell reads the retained snapshot and the segments after it
+    shell = load_image(tmp_path / "controller-1000")
+    assert shell.snapshot is not None and len(shell.files) >= 2
+    assert shell.image.topics.names() == c.metadata.topics.names()
     c.close()
     again = Cluster(3, 3, seed=5, storage="tmpdir", data_dir=tmp_path, configs=RETAIN_SMALL)
     assert again.failed_nodes == {} and assignments(again) == before
