@@ -22,6 +22,7 @@ from __future__ import annotations
 import struct
 from bisect import bisect_left, bisect_right
 from collections.abc import Mapping
+from typing import NamedTuple
 
 from kraft_testkit.protocol.records import RecordBatch
 from kraft_testkit.raft.errors import CorruptFile, LogError
@@ -70,6 +71,18 @@ def decode_epoch_checkpoint(raw: bytes, path: str = LEADER_EPOCH_CHECKPOINT
     return entries
 
 
+class SettledBatch(NamedTuple):
+    """What the log still needs of a batch below a snapshot this node took (a quarter of the
+    memory of the decoded batch): Kafka keeps such batches on disk until retention, and with
+    Kafka's defaults (100 MiB, 7 days) a long time warp would otherwise hold them all decoded.
+    Fetches read their bytes (``RaftLog.data``); no listener is handed them again."""
+
+    base_offset: int
+    last_offset: int
+    partition_leader_epoch: int
+    max_timestamp: int
+
+
 class RaftLog:
     """Batches ``[start_offset, end_offset)``, their epochs, segments and retained snapshots."""
 
@@ -82,6 +95,7 @@ class RaftLog:
         "epochs",
         "positions",
         "segments",
+        "settled",
         "snapshot",
         "snapshots",
         "start_epoch",
@@ -101,8 +115,9 @@ class RaftLog:
         self.start_epoch = start_epoch  # epoch of the record before start_offset (0: none)
         self.end_offset = start_offset
         self.segments: list[Segment] = [Segment(DIR, start_offset)]
+        self.settled = start_offset  # batches below are SettledBatch
         self.bases: list[int] = []
-        self.batches: list[RecordBatch] = []
+        self.batches: list[RecordBatch | SettledBatch] = []
         self.data: list[bytes] = []
         self.positions: list[int] = []  # position of each batch in its segment file
         self.epochs: list[tuple[int, int]] = []  # (epoch, first offset) of each run of batches
@@ -264,6 +279,7 @@ class RaftLog:
         while self.epochs and self.epochs[-1][1] >= new_end:
             self.epochs.pop()
         self.end_offset = new_end
+        self.settled = min(self.settled, new_end)
         return ops
 
     def install_snapshot(self, snapshot: Snapshot) -> list[DiskOp]:
@@ -271,7 +287,19 @@ class RaftLog:
         the log start stays (only :meth:`maybe_clean` moves it, as in Kafka)."""
         ops: list[DiskOp] = [Replace(snapshot_path(*snapshot.snapshot_id), snapshot.data)]
         self._remember(snapshot)
+        self.settle(snapshot.end_offset)
         return ops
+
+    def settle(self, end: int) -> None:
+        """Keep only :class:`SettledBatch` of the batches below ``end``: the node's listener
+        has them all (in a snapshot it took, or loaded first at start)."""
+        bases, batches = self.bases, self.batches
+        j = bisect_left(bases, min(end, self.end_offset))
+        for k in range(bisect_left(bases, self.settled), j):
+            b = batches[k]
+            batches[k] = SettledBatch(b.base_offset, b.last_offset, b.partition_leader_epoch,
+                                      b.max_timestamp)
+        self.settled = max(self.settled, min(end, self.end_offset))
 
     def install_fetched_snapshot(self, snapshot: Snapshot) -> list[DiskOp]:
         """Keep a snapshot downloaded from the leader; when it is past this log (a newer epoch,

@@ -104,6 +104,7 @@ def recover(cls: type[RaftLog], files: Mapping[str, bytes], config: LogConfig
         elif log.batches:
             log.start_epoch = log.batches[0].partition_leader_epoch
         ops += log.truncate_to_latest_snapshot()
+        log.settle(latest.end_offset)  # the listener starts from the latest snapshot
         assert snapshot_path(offset, epoch) == name
     return log, ops
 
