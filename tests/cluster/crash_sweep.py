@@ -16,6 +16,7 @@ on in both runs (durability: nothing acknowledged is lost on a restart). What wa
 from __future__ import annotations
 
 import random
+import re
 import shutil
 import tempfile
 from dataclasses import dataclass
@@ -34,6 +35,29 @@ class CrashResult:
     detail: str = ""
     topics: int = 0
     mid_write_crashes: int = 0
+    steps: dict[str, int] | None = None  # multi-file steps written in the first run, by kind
+    struck: dict[str, int] | None = None  # crashes that struck inside one (after >= 1 of its ops)
+
+
+STEP_MARKS = {"roll": re.compile(r"\d{20}\.log \+0\b"),
+              "snapshot": re.compile(r"replace \S+\.checkpoint ="),
+              "clean": re.compile(r"delete \S+\d{20}-\d{10}\.checkpoint")}  # or a full truncation
+
+
+def count_steps(c: Cluster) -> tuple[dict[str, int], dict[str, int]]:
+    """How many segment rolls, snapshots and retention cleans the nodes wrote, and how many
+    mid-write crashes struck inside one (the trace line lists the ops done before the crash)."""
+    steps = dict.fromkeys(STEP_MARKS, 0)
+    struck = dict.fromkeys(STEP_MARKS, 0)
+    for _, kind, _, _, detail in c.trace.events():
+        if kind != "disk":
+            continue
+        for name, mark in STEP_MARKS.items():
+            if mark.search(detail):
+                steps[name] += 1
+                if "(crash after" in detail:
+                    struck[name] += 1
+    return steps, struck
 
 
 def assignments(c: Cluster) -> dict[str, tuple[str, dict[int, tuple[int, ...]]]]:
@@ -56,7 +80,8 @@ def run_crash_seed(seed: int, data_dir: str | None = None) -> CrashResult:
     ending = ENDINGS[seed % len(ENDINGS)]
     result = CrashResult(seed, False, ending)
     try:
-        c = Cluster(3, 3, seed=seed, storage="tmpdir", data_dir=data_dir, configs=configs)
+        c = Cluster(3, 3, seed=seed, storage="tmpdir", data_dir=data_dir, configs=configs,
+                    trace_keep=None)
         for i in range(rng.randint(4, 9)):
             try:
                 c.create_topic(f"t{i}", partitions=rng.randint(1, 4), replication_factor=3)
@@ -98,6 +123,7 @@ def run_crash_seed(seed: int, data_dir: str | None = None) -> CrashResult:
             for n in c.nodes:
                 if n.up:
                     c.faults.kill(n)
+        result.steps, result.struck = count_steps(c)
         c.close()
         again = Cluster(3, 3, seed=seed + 1_000_003, storage="tmpdir", data_dir=data_dir,
                         configs=configs)
