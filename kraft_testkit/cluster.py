@@ -30,7 +30,7 @@ from .metadata import MetadataImage
 from .protocol import messages as M
 from .protocol.codegen import Message
 from .protocol.error_codes import ErrorCode, KafkaApiError
-from .protocol.log import write_log
+from .protocol.records import iter_batches
 from .protocol.uuid import Uuid
 from .quorum import NetworkControl
 from .raft import rpc
@@ -483,10 +483,10 @@ class Cluster(SimulationFacade, AdminOperations):
                 best = r
         if best is None:
             raise NodeStateError("no controller is running: nothing to dump")
-        batches = best.log.batches_between(best.log.start_offset, best.hw)
+        data = best.log.raw_between(best.log.start_offset, best.hw)
         with open(path, "wb") as f:
-            f.write(write_log(batches))
-        return len(batches)
+            f.write(data)
+        return sum(1 for _ in iter_batches(data))
 
 
 def _not_controller(response: Message) -> bool:

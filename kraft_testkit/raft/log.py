@@ -170,7 +170,17 @@ class RaftLog:
             out.pop()
         return out
 
-    def batch_at(self, offset: int) -> RecordBatch | None:
+    def raw_between(self, start: int, end: int) -> bytes:
+        """The bytes (as in the segment) of the whole batches with ``start <= base`` and last
+        offset ``< end``: what a reader of the committed log wants, decoded or not."""
+        bases, batches = self.bases, self.batches
+        i = bisect_left(bases, start)
+        j = bisect_right(bases, end - 1)
+        while j > i and batches[j - 1].last_offset >= end:
+            j -= 1
+        return b"".join(self.data[i:j])
+
+    def batch_at(self, offset: int) -> RecordBatch | SettledBatch | None:
         """The batch holding ``offset``, if the log has it."""
         i = bisect_right(self.bases, offset) - 1
         if i < 0 or offset >= self.end_offset:

@@ -12,6 +12,7 @@ import pytest
 
 from kraft_testkit.cluster import Cluster
 from kraft_testkit.errors import StorageError
+from kraft_testkit.protocol.log import iter_log
 from kraft_testkit.raft.errors import CorruptFile
 from kraft_testkit.tools.dump_log import dump_paths
 from kraft_testkit.tools.metadata_image_loader import load_image
@@ -154,3 +155,18 @@ def test_new_folders_are_formatted_by_the_kit_but_a_stray_controller_file_is_dam
     assert isinstance(failure, CorruptFile) and failure.file.endswith("stray.log")
     third.close()
     shutil.rmtree(tmp_path / "controller-1001" / DIR)
+
+
+def test_readers_of_the_committed_log_get_batches_below_a_snapshot_too(tmp_path):
+    """Below a snapshot a node took, the log keeps only the batches' bytes and offsets; dump_log
+    (and the demo's and HTML timelines, which read the same way) still get every batch."""
+    c = busy(tmp_path, TINY, topics=6)
+    replica = c.replica(c.active_controller)
+    assert replica.log.snapshot is not None and replica.log.start_offset == 0
+    assert type(replica.log.batches[0]).__name__ == "SettledBatch"
+    n = c.dump_log(tmp_path / "dump.log")
+    batches = list(iter_log((tmp_path / "dump.log").read_bytes()))
+    assert n == len(batches) and batches[0].batch.base_offset == 0
+    assert batches[-1].batch.last_offset == replica.hw - 1
+    offsets = [b.batch.base_offset for b in batches]
+    assert offsets == sorted(offsets) and len(set(offsets)) == len(offsets)
