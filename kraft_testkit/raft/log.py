@@ -247,7 +247,8 @@ class RaftLog:
         seg = self.segments[-1]
         size = len(data)
         ops: list[DiskOp] | None = None
-        if seg.size and seg.should_roll(batch, size, config):
+        if seg.size and (seg.size > config.segment_bytes - size  # Segment.should_roll, inline
+                         or batch.max_timestamp > seg.roll_at or seg.full):
             ops = seg.close_ops()
             seg = Segment(DIR, batch.base_offset)
             self.segments.append(seg)
@@ -259,7 +260,7 @@ class RaftLog:
         self.data.append(data)
         self.positions.append(seg.size)
         self.end_offset = batch.last_offset + 1
-        index_ops = seg.add(batch, size, config.index_interval_bytes)
+        index_ops = seg.add(batch, size, config)
         if ops is None and index_ops is None:
             return [Append(seg.log, data)]
         ops = ops or []

@@ -139,7 +139,7 @@ def _load_segment(log: RaftLog, seg: Segment, files: Mapping[str, bytes], *, las
         raise CorruptFile(name, f"corrupt record batch: {e.reason}",
                           offset=e.offset if e.offset is not None else pos) from None
     valid = loaded[-1][0] + loaded[-1][2] if loaded else 0
-    seg.rebuild(loaded, log.config.index_interval_bytes)
+    seg.rebuild(loaded, log.config)
     seg.size = valid
     ops: list[DiskOp] = []
     if valid < len(data):

@@ -297,7 +297,8 @@ class RaftReplica:
             if ops:
                 self._writes += ops
                 self._sync = True
-        wake = min(wake, self._clean_at)
+        if wake > self._clean_at:
+            wake = self._clean_at
         timer = None
         if wake != self._timer_at:
             timer = self._timer_at = wake

@@ -32,6 +32,7 @@ from kraft_testkit.sim.node import Append, Delete, DiskOp, Replace, Truncate
 OFFSET_ENTRY = struct.Struct(">ii")
 TIME_ENTRY = struct.Struct(">qi")
 NO_TIMESTAMP = -1
+_NEVER = 1 << 62
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,14 +57,16 @@ def file_names(directory: str, base: int) -> tuple[str, str, str]:
 class Segment:
     """The bookkeeping of one segment; the batches themselves live in :class:`RaftLog`."""
 
-    __slots__ = ("base", "first_ts", "index", "log", "max_ts", "max_ts_offset", "offsets",
-                 "since", "size", "timeindex", "times")
+    __slots__ = ("base", "first_ts", "full", "index", "log", "max_ts", "max_ts_offset",
+                 "offsets", "roll_at", "since", "size", "timeindex", "times")
 
     def __init__(self, directory: str, base: int) -> None:
         self.base = base
         self.log, self.index, self.timeindex = file_names(directory, base)
         self.size = 0
         self.first_ts: int | None = None  # Kafka's rollingBasedTimestamp
+        self.roll_at = _NEVER  # a batch stamped after this rolls the segment (first_ts + ms)
+        self.full = False  # an index is full: the next batch rolls the segment
         self.max_ts = NO_TIMESTAMP
         self.max_ts_offset = -1
         self.since = 0  # bytes appended since the last index entry
@@ -83,16 +86,11 @@ class Segment:
     # ------------------------------------------------------------------ rolling
 
     def should_roll(self, batch: RecordBatch, size: int, config: LogConfig) -> bool:
-        """Kafka's ``LogSegment.shouldRoll`` before appending ``batch`` (``size`` bytes)."""
-        if self.size == 0:
-            return False  # a fresh segment takes the batch (Kafka would recreate it in place)
-        if self.size > config.segment_bytes - size:
-            return True
-        first = self.first_ts if self.first_ts is not None else NO_TIMESTAMP
-        if first >= 0 and batch.max_timestamp - first > config.segment_ms:
-            return True
-        return (len(self.offsets) >= config.index_max_bytes // OFFSET_ENTRY.size
-                or len(self.times) >= config.index_max_bytes // TIME_ENTRY.size)
+        """Kafka's ``LogSegment.shouldRoll`` before appending ``batch`` (``size`` bytes): by
+        size, by age (``roll_at``) or a full index. An empty segment takes any batch (Kafka
+        would recreate it in place)."""
+        return self.size > 0 and (self.size > config.segment_bytes - size
+                                  or batch.max_timestamp > self.roll_at or self.full)
 
     def close_ops(self) -> list[DiskOp]:
         """Kafka's ``onBecomeInactiveSegment``: the largest timestamp goes into the time index."""
@@ -101,26 +99,32 @@ class Segment:
 
     # ------------------------------------------------------------------ appending
 
-    def add(self, batch: RecordBatch, size: int, interval: int) -> list[DiskOp] | None:
+    def add(self, batch: RecordBatch, size: int, config: LogConfig) -> list[DiskOp] | None:
         """Account for ``batch`` appended at the end (``size`` bytes); the index entries due."""
         position = self.size
         ts = batch.max_timestamp
         if position == 0:
-            self.first_ts = ts
+            self._started(ts, config)
         if ts > self.max_ts:
             self.max_ts, self.max_ts_offset = ts, batch.last_offset
-        ops = None
-        if self.since > interval:
-            last = batch.last_offset
-            self.offsets.append((last, position))
-            ops = [Append(self.index, OFFSET_ENTRY.pack(last - self.base, position))]
-            op = self._time_entry()
-            if op is not None:
-                ops.append(op)
-            self.since = 0
-        self.since += size
         self.size = position + size
+        if self.since <= config.index_interval_bytes:
+            self.since += size
+            return None
+        last = batch.last_offset
+        self.offsets.append((last, position))
+        ops: list[DiskOp] = [Append(self.index, OFFSET_ENTRY.pack(last - self.base, position))]
+        op = self._time_entry()
+        if op is not None:
+            ops.append(op)
+        self.since = size
+        self.full = (len(self.offsets) >= config.index_max_bytes // OFFSET_ENTRY.size
+                     or len(self.times) >= config.index_max_bytes // TIME_ENTRY.size)
         return ops
+
+    def _started(self, first_ts: int, config: LogConfig) -> None:
+        self.first_ts = first_ts
+        self.roll_at = first_ts + config.segment_ms if first_ts >= 0 else _NEVER
 
     def _time_entry(self) -> DiskOp | None:
         """Kafka's ``TimeIndex.maybeAppend``: only a timestamp larger than the last entry's."""
@@ -148,8 +152,9 @@ class Segment:
             ops.append(Truncate(self.timeindex, len(self.times) * TIME_ENTRY.size))
         self.size = position
         self.since = 0
+        self.full = False  # (Kafka resizes the indexes back to their full size)
         if position == 0:
-            self.first_ts = None
+            self.first_ts, self.roll_at = None, _NEVER
         self.max_ts, self.max_ts_offset = NO_TIMESTAMP, -1
         for b in kept:
             if b.max_timestamp > self.max_ts:
@@ -158,14 +163,15 @@ class Segment:
 
     # ------------------------------------------------------------------ recovery
 
-    def rebuild(self, batches: list[tuple[int, RecordBatch, int]], interval: int) -> None:
+    def rebuild(self, batches: list[tuple[int, RecordBatch, int]], config: LogConfig) -> None:
         """Kafka's ``LogSegment.recover``: the indexes from ``(position, batch, size)``."""
         self.offsets, self.times = [], []
         self.max_ts, self.max_ts_offset = NO_TIMESTAMP, -1
+        interval = config.index_interval_bytes
         last_entry = 0
         for position, batch, size in batches:
             if position == 0:
-                self.first_ts = batch.max_timestamp
+                self._started(batch.max_timestamp, config)
             if batch.max_timestamp > self.max_ts:
                 self.max_ts, self.max_ts_offset = batch.max_timestamp, batch.last_offset
             if position - last_entry > interval:
@@ -175,6 +181,8 @@ class Segment:
             self.size = position + size
         self._time_entry()  # "a normally closed segment always appends the biggest timestamp"
         self.since = 0
+        self.full = (len(self.offsets) >= config.index_max_bytes // OFFSET_ENTRY.size
+                     or len(self.times) >= config.index_max_bytes // TIME_ENTRY.size)
 
     def index_bytes(self) -> bytes:
         return b"".join(OFFSET_ENTRY.pack(o - self.base, p) for o, p in self.offsets)
