@@ -250,3 +250,55 @@ def test_a_quorum_with_tiny_segments_rolls_and_recovers():
     q.run_until(Quorum.converged, 20_000)
     assert len({r.listener.state() for r in q.replicas()}) == 1
     assert Segment  # the module's public class
+
+
+def snapshot_at(log: RaftLog, offset: int, timestamp: int):
+    from kraft_testkit.raft.snapshot import encode_snapshot
+
+    return encode_snapshot(offset, 1, [b"s" * 100], timestamp)
+
+
+def test_retention_by_size_walks_the_snapshots_oldest_first_as_kafka_does():
+    """``maybeClean``: while log + snapshots exceed the limit and a newer snapshot exists, the
+    log start moves to the next snapshot, the segments wholly below it and the older snapshots
+    go; the newest snapshot always stays."""
+    config = LogConfig(segment_bytes=1_000, retention_bytes=10**9)
+    log, disk = build(config, 60)
+    ops = []
+    for offset in (10, 30, 50):
+        ops += log.install_snapshot(snapshot_at(log, offset, 1_000 + offset * 10))
+    for op in ops:
+        disk.apply(op)
+    assert log.maybe_clean(10**6) == [] and log.start_offset == 0  # under the limit
+    sizes = sum(s.size for s in log.snapshots)
+    # just over the limit: one step (start to 30), which brings it under
+    log.config = LogConfig(segment_bytes=1_000, retention_bytes=log.size + sizes - 1)
+    below = [s for s, nxt in pairwise(log.segments) if nxt.base <= 30]
+    ops = log.maybe_clean(10**6)
+    assert log.start_offset == 30 and [s.snapshot_id for s in log.snapshots] == [(30, 1), (50, 1)]
+    assert {op.file for op in ops} == {f for s in below for f in s.files()} | {
+        f"{DIR}/00000000000000000010-0000000001.checkpoint"}
+    assert log.segments[0].base <= 30 < (log.segments[1].base if len(log.segments) > 1 else 61)
+    for op in ops:
+        disk.apply(op)
+    back, _ = RaftLog.recover(disk.view(), config)
+    assert back.start_offset == log.segments[0].base and back.snapshot.snapshot_id == (50, 1)
+    # a limit nothing meets: all but the newest go
+    log.config = LogConfig(segment_bytes=1_000, retention_bytes=0)
+    log.maybe_clean(10**6)
+    assert log.start_offset == 50 and [s.snapshot_id for s in log.snapshots] == [(50, 1)]
+    assert log.maybe_clean(10**6) == []
+
+
+def test_retention_by_age_keeps_the_newest_and_stops_at_a_young_one():
+    config = LogConfig(segment_bytes=1_000, retention_ms=500)
+    log, _ = build(config, 60)
+    for offset, ts in ((10, 1_000), (30, 1_800), (50, 1_900)):
+        log.install_snapshot(snapshot_at(log, offset, ts))
+    log.maybe_clean(2_000)  # 10 is 1000 ms old, 30 only 200 ms: one step
+    assert log.start_offset == 30 and [s.snapshot_id for s in log.snapshots] == [(30, 1), (50, 1)]
+    log.maybe_clean(10**6)  # all old now: the newest stays
+    assert log.start_offset == 50 and [s.snapshot_id for s in log.snapshots] == [(50, 1)]
+    log.config = LogConfig(retention_ms=-1, retention_bytes=-1)
+    log.install_snapshot(snapshot_at(log, 55, 0))
+    assert log.maybe_clean(10**9) == [] and len(log.snapshots) == 2  # both off: nothing goes
