@@ -21,7 +21,7 @@ try:
 except ImportError:  # running from a checkout without an install
     sys.path.insert(0, str(ROOT))
 
-from crash_sweep import run_crash_seed  # noqa: E402
+from crash_sweep import run_crash_seed
 
 
 def main() -> int:
@@ -31,12 +31,16 @@ def main() -> int:
     start, stop = (int(x) for x in args.seeds.split(":"))
     endings: collections.Counter[str] = collections.Counter()
     failures, crashes, topics = [], 0, 0
+    steps: collections.Counter[str] = collections.Counter()
+    struck: collections.Counter[str] = collections.Counter()
     cpu = time.process_time()
     for seed in range(start, stop):
         r = run_crash_seed(seed)
         endings[r.ending] += 1
         crashes += r.mid_write_crashes
         topics += r.topics
+        steps.update(r.steps or {})
+        struck.update(r.struck or {})
         if not r.ok:
             failures.append(r)
             print(f"seed {seed} ({r.ending}): {r.detail}", flush=True)
@@ -45,6 +49,8 @@ def main() -> int:
     print(f"{n} seeds, {len(failures)} failures; endings {dict(sorted(endings.items()))}; "
           f"{crashes} mid-write crashes; {topics} committed topics checked after reopen; "
           f"{n / cpu:.2f} seeds per CPU second ({cpu:.0f} CPU s)")
+    print(f"multi-file steps written: {dict(sorted(steps.items()))}; mid-write crashes inside "
+          f"one (after at least one of its ops): {dict(sorted(struck.items()))}")
     return 1 if failures else 0
 
 

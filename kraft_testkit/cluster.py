@@ -24,19 +24,20 @@ from .admin import ADMIN_NODE_ID, AdminClientNode
 from .admin_ops import AdminOperations
 from .config import KEYS as NODE_KEYS
 from .config import NodeConfig
-from .data_dirs import check_voters, found_controllers, node_dir, read_identity
+from .data_dirs import check_voters, found_controllers, node_dir, read_identity, unformatted_nodes
 from .voter_ops import VoterOps
 from .errors import ConfigError, KraftError, StorageError
 from .metadata import MetadataImage
 from .protocol import messages as M
 from .protocol.codegen import Message
 from .protocol.error_codes import ErrorCode, KafkaApiError
-from .protocol.log import write_log
+from .protocol.records import iter_batches
 from .protocol.uuid import Uuid
 from .quorum import NetworkControl
 from .raft import rpc
 from .raft.config import KEYS as RAFT_KEYS
 from .raft.config import RaftConfig
+from .raft.state import META_PROPERTIES
 from .sim import LinkProfile, NoProgress, Simulation
 from .sim.errors import NodeStateError
 from .sim.directory_disk import DirectoryDisk
@@ -238,6 +239,7 @@ class Cluster(VoterOps, SimulationFacade, AdminOperations):
         self.racks = self.names.racks(racks, self.broker_ids)
         hosts = self.names.hosts if self.names.style != "short" else {}
         self.directory_ids = {n: Uuid.random(id_rng.child("directory", n)) for n in self.roles}
+        unformatted: dict[int, StorageError] = {}
         if self.data_dir is not None:  # reopening: the folders say who they belong to
             if os.path.isdir(self.data_dir) and kraft_version == 0:
                 check_voters(self.data_dir, self.controller_ids)
@@ -247,6 +249,8 @@ class Cluster(VoterOps, SimulationFacade, AdminOperations):
                         self.roles[n] = ("controller",)
                         self.controller_ids.append(n)
                         self.directory_ids[n] = Uuid.random(id_rng.child("directory", n))
+            if os.path.isdir(self.data_dir):
+                unformatted = unformatted_nodes(self.data_dir, self.roles)
             found_cluster, found_dirs = read_identity(self.data_dir, self.roles)
             self.cluster_id = found_cluster or self.cluster_id
             self.directory_ids.update(found_dirs)
@@ -271,6 +275,8 @@ class Cluster(VoterOps, SimulationFacade, AdminOperations):
             self.sim.add_invariant(self.invariants, "cluster")
 
         def factory(ctx):
+            if ctx.node_id in unformatted and ctx.disk and META_PROPERTIES not in ctx.disk:
+                raise unformatted[ctx.node_id]  # a wiped (empty) disk is formatted again
             return KraftNode(
                 ctx, roles=self.roles[ctx.node_id], voters=voters, cluster_id=self.cluster_id,
                 raft_config=self.raft_config, config=self.config,
@@ -507,10 +513,10 @@ class Cluster(VoterOps, SimulationFacade, AdminOperations):
                 best = r
         if best is None:
             raise NodeStateError("no controller is running: nothing to dump")
-        batches = best.log.batches_between(best.log.start_offset, best.hw)
+        data = best.log.raw_between(best.log.start_offset, best.hw)
         with open(path, "wb") as f:
-            f.write(write_log(batches))
-        return len(batches)
+            f.write(data)
+        return sum(1 for _ in iter_batches(data))
 
 
 def _not_controller(response: Message) -> bool:

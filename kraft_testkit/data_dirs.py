@@ -6,7 +6,10 @@ Kafka node reads them at start), not from the seed, so a reopened cluster is the
 whatever seed drives the new run. A folder whose ``meta.properties`` is damaged is left for its
 node to refuse at start (the node then stays down with a
 :class:`~kraft_testkit.errors.StorageError`); folders that disagree on the cluster id are refused
-here, as no Kafka cluster can be made of them.
+here, as no Kafka cluster can be made of them. A node folder that holds files but no
+``meta.properties`` while other folders are formatted is not formatted: that node refuses to start
+(:func:`unformatted_nodes`), as a Kafka node does until ``kafka-storage format`` ran; a folder
+that does not exist yet (a node added on a reopen) is formatted by the kit, as on the first run.
 """
 
 from __future__ import annotations
@@ -75,3 +78,23 @@ def read_identity(data_dir: str, roles: Mapping[int, tuple[str, ...]]
         if props.directory_id is not None:
             directories[node] = props.directory_id
     return cluster_id, directories
+
+
+def unformatted_nodes(data_dir: str, roles: Mapping[int, tuple[str, ...]]
+                      ) -> dict[int, StorageError]:
+    """The nodes whose folder holds files but no ``meta.properties``, in a data_dir where other
+    node folders are formatted; each with the :class:`StorageError` it starts with (the path is
+    relative to the node's folder, which the simulator adds)."""
+    folders = {n: node_dir(data_dir, n, r) for n, r in roles.items()}
+    if not any(os.path.isfile(os.path.join(d, META_PROPERTIES)) for d in folders.values()):
+        return {}  # a new data_dir, or one the kit has not formatted yet: the kit formats it
+    refused = {}
+    for node, folder in sorted(folders.items()):
+        if os.path.isdir(folder) and not os.path.exists(os.path.join(folder, META_PROPERTIES)) \
+                and any(os.scandir(folder)):
+            refused[node] = StorageError(
+                META_PROPERTIES, "not found: the node's directory holds files but is not "
+                "formatted, while the cluster's other directories are (Kafka refuses to start "
+                "on it: format it with 'kraft-testkit storage format', or empty the folder and "
+                "the kit formats it as a new node)")
+    return refused

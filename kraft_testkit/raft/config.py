@@ -7,6 +7,11 @@ chunks. ``testkit.raft.pre.vote.enable`` (default true, as Kafka 4.0+ runs KIP-9
 to false gives the elections of Kafka 3.x, where a voter that times out stands at once.
 ``controller.quorum.auto.join.enable`` (Kafka 4.2, default false): with kraft.version 1 a
 controller that observes the log asks the leader to add it as a voter (docs/kip-853.md).
+The metadata log's files follow Kafka's ``metadata.log.segment.bytes`` (at least the internal
+``metadata.log.segment.min.bytes``), ``metadata.log.segment.ms``, ``metadata.max.retention.bytes``
+and ``.ms``; ``log.index.interval.bytes`` and ``log.index.size.max.bytes`` set the index interval
+and size (Kafka's metadata log always runs with the topic defaults, 4096 and 10 MiB), and
+``testkit.raft.log.clean.interval.ms`` how often retention runs (Kafka's Raft client: a minute).
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 
 from kraft_testkit.errors import ConfigError
+from kraft_testkit.raft.segments import LogConfig
 
 MiB = 1 << 20
 
@@ -35,6 +41,15 @@ class RaftConfig:
     pre_vote: bool = True  # KIP-996 (Kafka 4.0+); off gives Kafka 3.x elections
     log_time_base_ms: int = 0  # batch timestamps = this + virtual time (Cluster: a real instant)
     auto_join: bool = False  # KIP-853, Kafka 4.2: an observing controller adds itself
+    # the metadata log's files (Kafka's MetadataLogConfig; raft/segments.py, raft/log.py)
+    segment_bytes: int = 1 << 30
+    segment_min_bytes: int = 8 * MiB
+    segment_ms: int = 7 * 24 * 3600 * 1000
+    index_interval_bytes: int = 4096
+    index_max_bytes: int = 10 * MiB
+    retention_bytes: int = 100 * MiB
+    retention_ms: int = 7 * 24 * 3600 * 1000
+    log_clean_interval_ms: int = 60_000
 
     @classmethod
     def from_kafka(cls, overrides: Mapping[str, object] | None = None) -> RaftConfig:
@@ -47,7 +62,13 @@ class RaftConfig:
                     f"unknown Raft configuration key {key!r}; known keys: {', '.join(sorted(KEYS))}")
             attr, low = spec
             values[attr] = _bool(key, raw) if attr in BOOLS else _int_at_least(key, raw, low)
-        return cls(**values)
+        config = cls(**values)
+        return config
+
+    def log_config(self) -> LogConfig:
+        """What :class:`~kraft_testkit.raft.log.RaftLog` follows."""
+        return LogConfig(self.segment_bytes, self.segment_ms, self.index_interval_bytes,
+                         self.index_max_bytes, self.retention_bytes, self.retention_ms)
 
     def to_kafka(self) -> dict[str, int]:
         """Every setting under its Kafka name (what :meth:`from_kafka` accepts)."""
@@ -59,6 +80,11 @@ class RaftConfig:
                 _bool(key, getattr(self, attr))
             else:
                 _int_at_least(key, getattr(self, attr), low)
+        if self.segment_bytes < self.segment_min_bytes:  # KafkaMetadataLog refuses it
+            raise ConfigError(
+                f"Cannot set metadata.log.segment.bytes below metadata.log.segment.min.bytes "
+                f"({self.segment_min_bytes}): {self.segment_bytes}; lower both to test tiny "
+                f"segments (Kafka's min.bytes is an internal key, for tests only)")
 
 
 #: Kafka name -> (attribute, smallest allowed value)
@@ -75,10 +101,19 @@ KEYS: dict[str, tuple[str, int]] = {
     "testkit.raft.pre.vote.enable": ("pre_vote", 0),
     "testkit.log.time.base.ms": ("log_time_base_ms", 0),
     "controller.quorum.auto.join.enable": ("auto_join", 0),
+    "metadata.log.segment.bytes": ("segment_bytes", 12),
+    "metadata.log.segment.min.bytes": ("segment_min_bytes", 12),
+    "metadata.log.segment.ms": ("segment_ms", 1),
+    "log.index.interval.bytes": ("index_interval_bytes", 0),
+    "log.index.size.max.bytes": ("index_max_bytes", 4),
+    "metadata.max.retention.bytes": ("retention_bytes", -1),
+    "metadata.max.retention.ms": ("retention_ms", -1),
+    "testkit.raft.log.clean.interval.ms": ("log_clean_interval_ms", 1),
 }
 BOOLS = {"pre_vote", "auto_join"}
 assert {a for a, _ in KEYS.values()} == {f.name for f in fields(RaftConfig)}
-_LONG_KEYS = frozenset({"testkit.log.time.base.ms"})  # epoch milliseconds: a Java long
+_LONG_KEYS = frozenset({"testkit.log.time.base.ms", "metadata.log.segment.ms",
+                        "metadata.max.retention.bytes", "metadata.max.retention.ms"})  # epoch milliseconds: a Java long
 _LONG_MAX = (1 << 63) - 1
 
 

@@ -14,7 +14,8 @@ raises :class:`~kraft_testkit.sim.InvariantViolation` (seed, invariant, trace ta
 * ``leader-completeness``: a new leader of epoch E lacks a record committed before E (Raft's
   Leader Completeness: a stale candidate that wins an old epoch late need not hold what later
   epochs committed, and cannot commit anything once the others moved on);
-* ``snapshot-at-log-start``: a log starts after 0 without a snapshot ending exactly there;
+* ``snapshot-at-log-start``: a log starts after 0 without a retained snapshot at or after its
+  start (Kafka's consistency check when it opens the metadata log);
 * ``durability``: a restarted replica lost a record it had acknowledged (reported as fetched, or
   counted toward the high watermark as leader) or that was committed;
 * ``protocol``: a replica saw a message no correct peer would send (two leaders in one epoch, a
@@ -176,11 +177,11 @@ class RaftInvariants:
                 self._check_complete(node, m)
         log = m.log
         if log.start_offset > 0:
-            snap = log.snapshot
-            if snap is None or snap.end_offset != log.start_offset:
+            snaps = log.snapshots
+            if not snaps or snaps[-1].end_offset < log.start_offset:
                 self._fail("snapshot-at-log-start", f"node {node}: the log starts at "
-                           f"{log.start_offset} but the snapshot is "
-                           f"{None if snap is None else snap.snapshot_id}")
+                           f"{log.start_offset} but no snapshot reaches it (latest: "
+                           f"{snaps[-1].snapshot_id if snaps else None})")
         old_hw = self._hw.get(node)
         if old_hw is not None and m.hw < old_hw:
             self._fail("monotonic-high-watermark", f"node {node}: high watermark went from "

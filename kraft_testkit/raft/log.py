@@ -2,14 +2,19 @@
 
 The log holds whole record batches from its start offset to its end offset, and the epoch of each
 run of batches (Kafka's leader-epoch cache). Every change returns the disk operations that mirror
-it in a Kafka segment file, ``__cluster_metadata-0/<base offset:020d>.log``: appends append, a
-truncation after divergence truncates. When a snapshot moves the start offset, the batches from the
-snapshot on are rewritten into a new segment named after it and the old one goes, in the same
-synced step, so a crash sees either layout whole.
+it in Kafka's layout (``KafkaMetadataLog`` over ``UnifiedLog``):
 
-:meth:`RaftLog.recover` reads the files back: the newest snapshot, then the segment, cut at the
-last whole batch when a crash left a torn tail. Damage anywhere else (a bad CRC, a broken
-snapshot) raises :class:`~kraft_testkit.raft.errors.CorruptFile` naming the file and byte offset.
+* segments ``<base:020d>.log`` with their ``.index`` and ``.timeindex``
+  (:mod:`kraft_testkit.raft.segments`), rolled by size, by age or when an index is full;
+* a truncation after divergence deletes the segments above the cut and cuts the one holding it;
+* snapshots ``<end:020d>-<epoch:010d>.checkpoint`` accumulate; a snapshot taken here does not move
+  the log start. :meth:`RaftLog.maybe_clean` (Kafka's ``maybeClean``, every minute) deletes the
+  oldest snapshots while the log and snapshots exceed ``metadata.max.retention.bytes`` or a
+  snapshot is older than ``metadata.max.retention.ms``, moving the log start to the next snapshot
+  and deleting the segments wholly below it. A snapshot fetched from the leader past the log's end
+  truncates the log fully and starts it there (``truncateToLatestSnapshot``).
+
+:meth:`RaftLog.recover` (in :mod:`kraft_testkit.raft.log_recovery`) reads the files back.
 """
 
 from __future__ import annotations
@@ -17,18 +22,13 @@ from __future__ import annotations
 import struct
 from bisect import bisect_left, bisect_right
 from collections.abc import Mapping
+from typing import NamedTuple
 
-from kraft_testkit.protocol.errors import DecodeError
-from kraft_testkit.protocol.records import RecordBatch, iter_batches
+from kraft_testkit.protocol.records import RecordBatch
 from kraft_testkit.raft.errors import CorruptFile, LogError
-from kraft_testkit.raft.snapshot import (
-    SUFFIX,
-    Snapshot,
-    decode_snapshot,
-    file_name,
-    parse_file_name,
-)
-from kraft_testkit.sim.node import Append, Delete, DiskOp, Replace, Truncate
+from kraft_testkit.raft.segments import LogConfig, Segment
+from kraft_testkit.raft.snapshot import Snapshot, SnapshotInfo, file_name
+from kraft_testkit.sim.node import Append, Delete, DiskOp, Replace
 
 DIR = "__cluster_metadata-0"
 QUORUM_STATE = f"{DIR}/quorum-state"
@@ -71,42 +71,68 @@ def decode_epoch_checkpoint(raw: bytes, path: str = LEADER_EPOCH_CHECKPOINT
     return entries
 
 
+class SettledBatch(NamedTuple):
+    """What the log still needs of a batch below a snapshot this node took (a quarter of the
+    memory of the decoded batch): Kafka keeps such batches on disk until retention, and with
+    Kafka's defaults (100 MiB, 7 days) a long time warp would otherwise hold them all decoded.
+    Fetches read their bytes (``RaftLog.data``); no listener is handed them again."""
+
+    base_offset: int
+    last_offset: int
+    partition_leader_epoch: int
+    max_timestamp: int
+
+
 class RaftLog:
-    """Batches ``[start_offset, end_offset)``, their epochs, and the latest snapshot."""
+    """Batches ``[start_offset, end_offset)``, their epochs, segments and retained snapshots."""
 
     __slots__ = (
         "bases",
         "batches",
+        "config",
         "data",
         "end_offset",
         "epochs",
         "positions",
-        "segment",
-        "size",
+        "segments",
+        "settled",
         "snapshot",
+        "snapshots",
         "start_epoch",
         "start_offset",
     )
 
     def __init__(self, start_offset: int = 0, start_epoch: int = 0,
-                 snapshot: Snapshot | None = None) -> None:
-        self.snapshot = snapshot
+                 snapshot: Snapshot | None = None, config: LogConfig | None = None) -> None:
+        self.config = config or LogConfig()
+        self.snapshot = snapshot  # the latest snapshot, whole
+        self.snapshots: list[SnapshotInfo] = [SnapshotInfo.of(snapshot)] if snapshot else []
         self._reset(start_offset, start_epoch)
 
     def _reset(self, start_offset: int, start_epoch: int) -> None:
-        """An empty log starting at ``start_offset``, in the segment named after it."""
+        """An empty log starting at ``start_offset``, in one segment named after it."""
         self.start_offset = start_offset
         self.start_epoch = start_epoch  # epoch of the record before start_offset (0: none)
         self.end_offset = start_offset
-        self.segment = segment_name(start_offset)
-        self.size = 0  # bytes in the segment file
+        self.segments: list[Segment] = [Segment(DIR, start_offset)]
+        self.settled = start_offset  # batches below are SettledBatch
         self.bases: list[int] = []
-        self.batches: list[RecordBatch] = []
+        self.batches: list[RecordBatch | SettledBatch] = []
         self.data: list[bytes] = []
-        self.positions: list[int] = []  # file position of each batch
+        self.positions: list[int] = []  # position of each batch in its segment file
         self.epochs: list[tuple[int, int]] = []  # (epoch, first offset) of each run of batches
 
     # ------------------------------------------------------------------ reading
+
+    @property
+    def segment(self) -> str:
+        """The active segment's file name."""
+        return self.segments[-1].log
+
+    @property
+    def size(self) -> int:
+        """Bytes in all segment files (Kafka's ``UnifiedLog.size``)."""
+        return sum(s.size for s in self.segments)
 
     @property
     def last_epoch(self) -> int:
@@ -144,7 +170,17 @@ class RaftLog:
             out.pop()
         return out
 
-    def batch_at(self, offset: int) -> RecordBatch | None:
+    def raw_between(self, start: int, end: int) -> bytes:
+        """The bytes (as in the segment) of the whole batches with ``start <= base`` and last
+        offset ``< end``: what a reader of the committed log wants, decoded or not."""
+        bases, batches = self.bases, self.batches
+        i = bisect_left(bases, start)
+        j = bisect_right(bases, end - 1)
+        while j > i and batches[j - 1].last_offset >= end:
+            j -= 1
+        return b"".join(self.data[i:j])
+
+    def batch_at(self, offset: int) -> RecordBatch | SettledBatch | None:
         """The batch holding ``offset``, if the log has it."""
         i = bisect_right(self.bases, offset) - 1
         if i < 0 or offset >= self.end_offset:
@@ -197,8 +233,9 @@ class RaftLog:
 
     # ------------------------------------------------------------------ changing
 
-    def append(self, batch: RecordBatch, data: bytes) -> DiskOp:
-        """Add a batch at the end; its base offset must be the end offset."""
+    def append(self, batch: RecordBatch, data: bytes) -> list[DiskOp]:
+        """Add a batch at the end (its base offset must be the end offset), rolling to a new
+        segment first when Kafka would. Returns the disk ops."""
         if batch.base_offset != self.end_offset:
             raise LogError(f"batch at {batch.base_offset} does not continue the log at "
                            f"{self.end_offset}")
@@ -206,18 +243,33 @@ class RaftLog:
         if epoch < self.last_epoch:
             raise LogError(f"batch epoch {epoch} is older than the log's last epoch "
                            f"{self.last_epoch}")
+        config = self.config
+        seg = self.segments[-1]
+        size = len(data)
+        ops: list[DiskOp] | None = None
+        if seg.size and (seg.size > config.segment_bytes - size  # Segment.should_roll, inline
+                         or batch.max_timestamp > seg.roll_at or seg.full):
+            ops = seg.close_ops()
+            seg = Segment(DIR, batch.base_offset)
+            self.segments.append(seg)
+            ops += seg.create_ops()
         if not self.epochs or epoch > self.epochs[-1][0]:
             self.epochs.append((epoch, batch.base_offset))
         self.bases.append(batch.base_offset)
         self.batches.append(batch)
         self.data.append(data)
-        self.positions.append(self.size)
-        self.size += len(data)
+        self.positions.append(seg.size)
         self.end_offset = batch.last_offset + 1
-        return Append(self.segment, data)
+        index_ops = seg.add(batch, size, config)
+        if ops is None and index_ops is None:
+            return [Append(seg.log, data)]
+        ops = ops or []
+        ops.append(Append(seg.log, data))
+        return ops + (index_ops or [])
 
     def truncate_to(self, offset: int) -> list[DiskOp]:
-        """Drop every batch holding ``offset`` or later (divergence). Returns the disk ops."""
+        """Drop every batch holding ``offset`` or later (divergence): segments above the cut
+        go, the one holding it is cut, with its indexes. Returns the disk ops."""
         if offset >= self.end_offset:
             return []
         offset = max(offset, self.start_offset)
@@ -226,116 +278,147 @@ class RaftLog:
             i += 1
         if i >= len(self.bases):
             return []
-        size = self.positions[i]
         new_end = self.bases[i]
+        ops: list[DiskOp] = []
+        segments = self.segments
+        while len(segments) > 1 and segments[-1].base > new_end:
+            ops += segments.pop().delete_ops()
+        seg = segments[-1]
+        kept = self.batches[bisect_left(self.bases, seg.base):i]
+        ops += seg.truncate(new_end, self.positions[i], kept)
         del self.bases[i:], self.batches[i:], self.data[i:], self.positions[i:]
         while self.epochs and self.epochs[-1][1] >= new_end:
             self.epochs.pop()
         self.end_offset = new_end
-        self.size = size
-        return [Truncate(self.segment, size)]
+        self.settled = min(self.settled, new_end)
+        return ops
 
     def install_snapshot(self, snapshot: Snapshot) -> list[DiskOp]:
-        """Keep ``snapshot`` as the latest and move the log start to its end offset.
-
-        Returns the ops: write the snapshot file, drop the previous one, roll the segment.
-        """
+        """Keep a snapshot this replica took: its file is written and it becomes the latest;
+        the log start stays (only :meth:`maybe_clean` moves it, as in Kafka)."""
         ops: list[DiskOp] = [Replace(snapshot_path(*snapshot.snapshot_id), snapshot.data)]
-        if self.snapshot is not None and self.snapshot.snapshot_id != snapshot.snapshot_id:
-            ops.append(Delete(snapshot_path(*self.snapshot.snapshot_id)))
-        self.snapshot = snapshot
-        return ops + self._move_start(snapshot.end_offset, snapshot.epoch)
-
-    def _move_start(self, offset: int, epoch: int) -> list[DiskOp]:
-        """Start the log at ``offset``: batches from there on stay when they agree with the
-        snapshot's epoch (one this replica took); otherwise (one fetched from the leader, or a
-        log that diverges) the log restarts empty there. The segment is rewritten under its new
-        name and the old one deleted."""
-        keep = False
-        if self.start_offset <= offset <= self.end_offset:
-            if offset == self.start_offset:
-                keep = self.start_epoch == epoch
-            else:
-                before = self.batch_at(offset - 1)
-                keep = (before is not None and before.last_offset == offset - 1
-                        and before.partition_leader_epoch == epoch)
-        i = bisect_left(self.bases, offset) if keep else len(self.bases)
-        batches, data = self.batches[i:], self.data[i:]
-        old = self.segment
-        self._reset(offset, epoch)
-        for batch, raw in zip(batches, data):
-            self.append(batch, raw)
-        ops: list[DiskOp] = [Replace(self.segment, b"".join(data))]
-        if old != self.segment:
-            ops.append(Delete(old))
+        self._remember(snapshot)
+        self.settle(snapshot.end_offset)
         return ops
+
+    def settle(self, end: int) -> None:
+        """Keep only :class:`SettledBatch` of the batches below ``end``: the node's listener
+        has them all (in a snapshot it took, or loaded first at start)."""
+        bases, batches = self.bases, self.batches
+        j = bisect_left(bases, min(end, self.end_offset))
+        for k in range(bisect_left(bases, self.settled), j):
+            b = batches[k]
+            batches[k] = SettledBatch(b.base_offset, b.last_offset, b.partition_leader_epoch,
+                                      b.max_timestamp)
+        self.settled = max(self.settled, min(end, self.end_offset))
+
+    def install_fetched_snapshot(self, snapshot: Snapshot) -> list[DiskOp]:
+        """Keep a snapshot downloaded from the leader; when it is past this log (a newer epoch,
+        or the same epoch past the end) the log is truncated fully and starts at it, and older
+        snapshots go (Kafka's ``truncateToLatestSnapshot``)."""
+        ops: list[DiskOp] = [Replace(snapshot_path(*snapshot.snapshot_id), snapshot.data)]
+        self._remember(snapshot)
+        return ops + self.truncate_to_latest_snapshot()
+
+    def truncate_to_latest_snapshot(self) -> list[DiskOp]:
+        latest = self.snapshot
+        if latest is None:
+            return []
+        last = self.last_epoch
+        if latest.epoch > last or (latest.epoch == last and latest.end_offset > self.end_offset):
+            return self._truncate_fully(latest.end_offset, latest.epoch) + \
+                self._forget_snapshots_before(latest.snapshot_id)
+        return []
+
+    def _remember(self, snapshot: Snapshot) -> None:
+        sid = snapshot.snapshot_id
+        if all(s.snapshot_id != sid for s in self.snapshots):
+            self.snapshots.append(SnapshotInfo.of(snapshot))
+            self.snapshots.sort(key=lambda s: s.snapshot_id)
+        if self.snapshot is None or sid >= self.snapshot.snapshot_id:
+            self.snapshot = snapshot
+
+    def _truncate_fully(self, offset: int, epoch: int) -> list[DiskOp]:
+        """Kafka's ``truncateFullyAndStartAt``: every segment goes, an empty one starts at
+        ``offset``."""
+        ops: list[DiskOp] = []
+        for seg in self.segments:
+            if seg.base == offset:
+                ops += [Replace(name, b"") for name in seg.files()]
+            else:
+                ops += seg.delete_ops()
+        fresh = Segment(DIR, offset)
+        if all(seg.base != offset for seg in self.segments):
+            ops += fresh.create_ops()
+        self._reset(offset, epoch)
+        return ops
+
+    def _forget_snapshots_before(self, sid: tuple[int, int]) -> list[DiskOp]:
+        old = [s for s in self.snapshots if s.snapshot_id < sid]
+        self.snapshots = [s for s in self.snapshots if s.snapshot_id >= sid]
+        return [Delete(snapshot_path(*s.snapshot_id)) for s in old]
+
+    # ------------------------------------------------------------------ retention
+
+    def maybe_clean(self, now_ms: int) -> list[DiskOp]:
+        """Kafka's ``KafkaMetadataLog.maybeClean``: by size, then by age. ``now_ms`` is on the
+        clock of the batch timestamps. Returns the disk ops (none when nothing is due)."""
+        ops: list[DiskOp] = []
+        config = self.config
+        if config.retention_bytes >= 0 and len(self.snapshots) >= 2:
+            total = sum(s.size for s in self.snapshots)
+            for older, newer in list(zip(self.snapshots, self.snapshots[1:])):
+                if self.size + total <= config.retention_bytes:
+                    break
+                total -= older.size
+                done = self.delete_before_snapshot(newer.snapshot_id)
+                if done is None:
+                    break
+                ops += done
+        if config.retention_ms >= 0 and len(self.snapshots) >= 2:
+            for older, newer in list(zip(self.snapshots, self.snapshots[1:])):
+                if now_ms - older.timestamp <= config.retention_ms:
+                    break
+                done = self.delete_before_snapshot(newer.snapshot_id)
+                if done is None:
+                    break
+                ops += done
+        return ops
+
+    def delete_before_snapshot(self, sid: tuple[int, int]) -> list[DiskOp] | None:
+        """Move the log start to snapshot ``sid``, deleting the segments wholly below it and the
+        older snapshots; None when Kafka's conditions do not hold (``deleteBeforeSnapshot``)."""
+        if not self.snapshots or all(s.snapshot_id != sid for s in self.snapshots):
+            return None
+        offset, epoch = sid
+        if not self.start_offset < offset <= self.snapshots[-1].end_offset \
+                or offset > self.end_offset:
+            return None
+        ops: list[DiskOp] = []
+        segments = self.segments
+        while len(segments) > 1 and segments[1].base <= offset:
+            ops += segments.pop(0).delete_ops()
+        i = bisect_left(self.bases, offset)
+        kept = self.batches[i:]
+        del self.bases[:i], self.batches[:i], self.data[:i], self.positions[:i]
+        self.start_offset, self.start_epoch = offset, epoch
+        self.epochs = []
+        for b in kept:
+            if not self.epochs or b.partition_leader_epoch > self.epochs[-1][0]:
+                self.epochs.append((b.partition_leader_epoch, b.base_offset))
+        return ops + self._forget_snapshots_before(sid)
 
     # ------------------------------------------------------------------ recovery
 
     @classmethod
-    def recover(cls, files: Mapping[str, bytes]) -> tuple[RaftLog, list[DiskOp]]:
-        """Rebuild the log from a disk; returns it and the ops that tidy the files.
+    def recover(cls, files: Mapping[str, bytes], config: LogConfig | None = None
+                ) -> tuple[RaftLog, list[DiskOp]]:
+        """Rebuild the log from a disk; returns it and the ops that tidy the files
+        (see :func:`kraft_testkit.raft.log_recovery.recover`)."""
+        from kraft_testkit.raft.log_recovery import recover
 
-        Tidying means: cutting a torn tail off the segment, removing snapshots older than the
-        newest valid one (and invalid ones), and removing segments other than the newest.
-        """
-        ops: list[DiskOp] = []
-        prefix = DIR + "/"
-        snapshots = sorted((sid, name) for name in files if name.startswith(prefix)
-                           and name.endswith(SUFFIX) and (sid := parse_file_name(name)))
-        latest: Snapshot | None = None
-        for (offset, epoch), name in reversed(snapshots):
-            if latest is None:  # the newest must be whole: it is what the log starts from
-                latest = decode_snapshot(offset, epoch, files[name], path=name)
-                continue
-            ops.append(Delete(name))
-        segments = sorted((int(name[len(prefix):-4]), name) for name in files
-                          if name.startswith(prefix) and name.endswith(".log")
-                          and name[len(prefix):-4].isdigit())
-        for _, name in segments[:-1]:
-            ops.append(Delete(name))
-        base = segments[-1][0] if segments else 0
-        log = cls(base, 0)
-        if segments:
-            ops += log._load_segment(files[segments[-1][1]], segments[-1][1])
-        else:
-            ops.append(Replace(log.segment, b""))  # Kafka creates the (empty) segment with the log
-        log.snapshot = latest
-        if latest is not None:
-            if latest.end_offset > log.start_offset:
-                ops += log._move_start(latest.end_offset, latest.epoch)
-            elif latest.end_offset == log.start_offset:
-                log.start_epoch = latest.epoch
-        return log, ops
+        return recover(cls, files, config or LogConfig())
 
-    def _load_segment(self, data: bytes, name: str) -> list[DiskOp]:
-        """Load every batch; only a partial batch at the very end (a torn write) is cut off.
 
-        Anything else that is not a valid continuation (a bad CRC, a batch that does not follow
-        the one before, an epoch going back) is damage, not a crash artefact: :class:`CorruptFile`
-        names the file and byte offset, and the node does not start. Cutting the log there
-        instead would silently drop records that may be committed.
-        """
-        pos = 0
-        try:
-            for pos, batch in iter_batches(data, allow_truncated_tail=True):
-                problem = None
-                if batch.base_offset != self.end_offset:
-                    problem = (f"batch at log offset {batch.base_offset} does not continue the "
-                               f"log at {self.end_offset}")
-                elif batch.partition_leader_epoch < self.last_epoch:
-                    problem = (f"batch at log offset {batch.base_offset} has leader epoch "
-                               f"{batch.partition_leader_epoch}, older than {self.last_epoch}")
-                elif not batch.records:
-                    problem = f"batch at log offset {batch.base_offset} holds no records"
-                if problem:
-                    raise CorruptFile(name, problem, offset=pos)
-                end = pos + 12 + _LENGTH.unpack_from(data, pos + 8)[0]
-                self.append(batch, data[pos:end])
-                pos = end
-        except DecodeError as e:
-            raise CorruptFile(name, f"corrupt record batch: {e.reason}",
-                              offset=e.offset if e.offset is not None else pos) from None
-        if self.size < len(data):
-            return [Truncate(self.segment, self.size)]
-        return []
+__all__ = ["DIR", "LEADER_EPOCH_CHECKPOINT", "QUORUM_STATE", "CorruptFile", "RaftLog",
+           "decode_epoch_checkpoint", "encode_epoch_checkpoint", "segment_name", "snapshot_path"]

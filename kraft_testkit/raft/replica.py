@@ -215,7 +215,7 @@ class RaftReplica(VoterSetState):
             self.dir = directory_id if directory_id is not None else self.voters[node_id]
         self.is_voter = self.voters.get(node_id) == self.dir
 
-        self.log, ops = RaftLog.recover(disk)
+        self.log, ops = RaftLog.recover(disk, self.config.log_config())
         self._writes += ops
         self.history = VoterHistory()
         if self.formatted and kraft_version >= 1 and self.log.snapshot is None and \
@@ -237,7 +237,9 @@ class RaftReplica(VoterSetState):
         self.role = UNATTACHED
         self.leader_id: int | None = None
         self.voted_id: int | None = None
-        self.hw = self.log.start_offset  # what is known committed (a snapshot always is)
+        latest = self.log.snapshot  # what is known committed (a snapshot always is)
+        self.hw = max(self.log.start_offset, latest.end_offset if latest else 0)
+        self._clean_at = NEVER  # Kafka's snapshot cleaner runs once a minute from the start
         self.acknowledged = 0  # the largest log end this replica told anyone it holds
         self._next = 0  # the next offset to hand to the listener
         self._fired: tuple[int | None, int] | None = None
@@ -267,6 +269,7 @@ class RaftReplica(VoterSetState):
                 Replace(PARTITION_METADATA, encode_partition_metadata())]
             self._persist()
         self._sync = True
+        self._clean_at = now_ms + self.config.log_clean_interval_ms
         s = self._stored
         if self.log.last_epoch > s.epoch:
             self._to_unattached(self.log.last_epoch, now_ms)
@@ -324,6 +327,14 @@ class RaftReplica(VoterSetState):
         if self._next < self.hw or self._fired is None or self._fired[1] != self.epoch or \
                 self._fired[0] != self.leader_id:
             self._deliver(now_ms)
+        if now_ms >= self._clean_at:  # Kafka's RaftMetadataLogCleanerManager
+            self._clean_at = now_ms + self.config.log_clean_interval_ms
+            ops = self.log.maybe_clean(now_ms + self.config.log_time_base_ms)
+            if ops:
+                self._writes += ops
+                self._sync = True
+        if wake > self._clean_at:
+            wake = self._clean_at
         timer = None
         if wake != self._timer_at:
             timer = self._timer_at = wake
@@ -712,7 +723,7 @@ class RaftReplica(VoterSetState):
 
     def _append_batch(self, batch: RecordBatch) -> None:
         data = encode_batch(batch)
-        self._writes.append(self.log.append(batch, data))
+        self._writes += self.log.append(batch, data)
         self._sync = True
         if batch.is_control and self.history.add_batch(batch):
             self.dynamic = True  # formatted so, or upgraded to kraft.version 1
@@ -737,8 +748,9 @@ class RaftReplica(VoterSetState):
         """Hand the listener what became committed, then any leadership change it must see."""
         listener = self.listener
         while self._next < self.hw:
-            if self._next < self.log.start_offset:
-                snapshot = self.log.snapshot
+            snapshot = self.log.snapshot
+            if self._next < self.log.start_offset or (  # at start: the latest snapshot first
+                    self._next == 0 and snapshot is not None and snapshot.end_offset > 0):
                 assert snapshot is not None
                 if listener is not None:
                     listener.handle_load_snapshot(snapshot)
@@ -1165,7 +1177,7 @@ class RaftReplica(VoterSetState):
                         or batch.partition_leader_epoch < log.last_epoch:
                     break
                 end = pos + 12 + int.from_bytes(data[pos + 8:pos + 12], "big", signed=True)
-                self._writes.append(log.append(batch, data[pos:end]))
+                self._writes += log.append(batch, data[pos:end])
                 self._sync = True
                 if batch.is_control and self.history.add_batch(batch):
                     self.dynamic = True
@@ -1197,7 +1209,7 @@ class RaftReplica(VoterSetState):
             except LogError as e:
                 self.anomalies.append(f"fetched snapshot is invalid: {e}")
                 return False
-            self._writes += self.log.install_snapshot(snapshot)
+            self._writes += self.log.install_fetched_snapshot(snapshot)
             self._sync = True
             self.acknowledged = min(self.acknowledged, self.log.end_offset)
             self.hw = max(self.hw, snapshot.end_offset)

@@ -126,3 +126,41 @@ def _control(batch: RecordBatch, ctype: int, what: str, path: str) -> Message:
         raise CorruptFile(path, f"expected the snapshot's {what} (control type {ctype}), "
                                 f"found {record.type_name}")
     return record.message
+
+
+@dataclass(frozen=True, slots=True)
+class SnapshotInfo:
+    """What the cleaner needs of a retained snapshot: its id, size and header timestamp."""
+
+    end_offset: int
+    epoch: int
+    size: int
+    timestamp: int
+
+    @property
+    def snapshot_id(self) -> tuple[int, int]:
+        return (self.end_offset, self.epoch)
+
+    @classmethod
+    def of(cls, snapshot: Snapshot) -> SnapshotInfo:
+        return cls(snapshot.end_offset, snapshot.epoch, len(snapshot.data),
+                   snapshot.last_contained_log_timestamp)
+
+
+def read_snapshot_info(end_offset: int, epoch: int, data: bytes, *, path: str) -> SnapshotInfo:
+    """Size and header timestamp of an older snapshot, reading only its first batch (Kafka opens
+    retained snapshots lazily; the newest one is decoded whole by :func:`decode_snapshot`)."""
+    try:
+        first = next(iter_batches(bytes(data[:_first_batch_end(data)])), None)
+    except DecodeError as e:
+        raise CorruptFile(path, f"snapshot is corrupt: {e.reason}", offset=e.offset) from None
+    if first is None:
+        raise CorruptFile(path, "snapshot lacks its header", offset=0)
+    header = _control(first[1], _HEADER_TYPE, "header", path)
+    return SnapshotInfo(end_offset, epoch, len(data), header.last_contained_log_timestamp)
+
+
+def _first_batch_end(data: bytes) -> int:
+    if len(data) < 12:
+        return len(data)
+    return 12 + int.from_bytes(data[8:12], "big", signed=True)

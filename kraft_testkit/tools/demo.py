@@ -181,8 +181,7 @@ def run_demo(seed: int, console: Console | None = None, *, controllers: int = 3,
     best = max((c.replica(h) for h in c.controllers if c.replica(h) is not None),
                key=lambda r: r.hw)
     base = c.raft_config.log_time_base_ms  # batch timestamps are a real instant + virtual ms
-    for lb in iter_log(b"".join(b.encode() for b in best.log.batches_between(
-            best.log.start_offset, best.hw))):
+    for lb in iter_log(best.log.raw_between(best.log.start_offset, best.hw)):
         for r in lb.records:
             if isinstance(r.payload, MetadataRecord) and r.payload.type_name not in _SKIP:
                 tl.add(r.timestamp - base, f"log @{r.offset}", _describe(r.payload))

@@ -150,6 +150,13 @@ class _Run:
         return True
 
 
+#: snapshots, segment rolls and retention often enough that every seed moves log starts and
+#: sends snapshots to lagging replicas (Kafka's defaults would do neither in minutes)
+SIMULATE_CONFIG = {"metadata.log.max.record.bytes.between.snapshots": 2_000,
+                   "metadata.log.segment.bytes": 3_000, "metadata.log.segment.min.bytes": 12,
+                   "metadata.max.retention.bytes": 0, "testkit.raft.log.clean.interval.ms": 2_000}
+
+
 def run_seed(seed: int, *, voters: int = 5, minutes: float = 10.0, faults: str = "random",
              wire: bool = True, schedule: list[Fault] | None = None,
              observers: int = 0) -> SeedResult:
@@ -162,7 +169,7 @@ def run_seed(seed: int, *, voters: int = 5, minutes: float = 10.0, faults: str =
     duration = int(minutes * 60_000)
     base = LinkProfile()
     q = Quorum(voters, seed=seed, observers=observers, wire=wire, trace_keep=2_000,
-               config={"metadata.log.max.record.bytes.between.snapshots": 2_000})
+               config=SIMULATE_CONFIG)
     if schedule is None:
         schedule = random_schedule(seed, voters, duration) if faults == "random" else []
     run = _Run(q, base)

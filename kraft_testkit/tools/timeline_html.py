@@ -150,7 +150,7 @@ def _committed(cluster: Any):
         return
     best = max(replicas, key=lambda r: r.hw)
     base = cluster.raft_config.log_time_base_ms
-    data = b"".join(b.encode() for b in best.log.batches_between(best.log.start_offset, best.hw))
+    data = best.log.raw_between(best.log.start_offset, best.hw)
     for lb in iter_log(data):
         for r in lb.records:
             if r.payload is not None:

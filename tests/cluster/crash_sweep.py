@@ -3,8 +3,10 @@ then reopened; every committed record must be back (issue 8 bug 1, issue 9 secti
 
 A seed drives the run (the harness's choices come from ``random.Random(seed)``; the cluster's
 own from its seed): topics are created while nodes are killed (torn tails allowed), crashed in
-the middle of a multi-file write (a snapshot, a segment rewrite) and restarted; small snapshot
-thresholds make snapshots frequent. Then the whole cluster ends one of four ways (clean close,
+the middle of a multi-file write (a snapshot, a segment roll, a retention clean) and restarted;
+small snapshot thresholds make snapshots frequent, and most seeds also take tiny segments (rolled
+by size and by age, with their indexes) and tiny retention limits (old snapshots and the segments
+below them deleted). Then the whole cluster ends one of four ways (clean close,
 every node killed, every node crashed mid-write at a random point, a random virtual instant
 then every node killed) and is reopened from its directories with another seed. Invariants are
 on in both runs (durability: nothing acknowledged is lost on a restart). What was committed before
@@ -14,6 +16,7 @@ on in both runs (durability: nothing acknowledged is lost on a restart). What wa
 from __future__ import annotations
 
 import random
+import re
 import shutil
 import tempfile
 from dataclasses import dataclass
@@ -32,6 +35,29 @@ class CrashResult:
     detail: str = ""
     topics: int = 0
     mid_write_crashes: int = 0
+    steps: dict[str, int] | None = None  # multi-file steps written in the first run, by kind
+    struck: dict[str, int] | None = None  # crashes that struck inside one (after >= 1 of its ops)
+
+
+STEP_MARKS = {"roll": re.compile(r"\d{20}\.log \+0\b"),
+              "snapshot": re.compile(r"replace \S+\.checkpoint ="),
+              "clean": re.compile(r"delete \S+\d{20}-\d{10}\.checkpoint")}  # or a full truncation
+
+
+def count_steps(c: Cluster) -> tuple[dict[str, int], dict[str, int]]:
+    """How many segment rolls, snapshots and retention cleans the nodes wrote, and how many
+    mid-write crashes struck inside one (the trace line lists the ops done before the crash)."""
+    steps = dict.fromkeys(STEP_MARKS, 0)
+    struck = dict.fromkeys(STEP_MARKS, 0)
+    for _, kind, _, _, detail in c.trace.events():
+        if kind != "disk":
+            continue
+        for name, mark in STEP_MARKS.items():
+            if mark.search(detail):
+                steps[name] += 1
+                if "(crash after" in detail:
+                    struck[name] += 1
+    return steps, struck
 
 
 def assignments(c: Cluster) -> dict[str, tuple[str, dict[int, tuple[int, ...]]]]:
@@ -44,10 +70,18 @@ def run_crash_seed(seed: int, data_dir: str | None = None) -> CrashResult:
     own_dir = data_dir is None
     data_dir = data_dir or tempfile.mkdtemp(prefix="kraft-crash-")
     configs = {"metadata.log.max.record.bytes.between.snapshots": rng.choice([800, 2_000, 6_000])}
+    if rng.random() < 0.75:  # small segments: rolls (by size, some by age) with their indexes
+        configs |= {"metadata.log.segment.min.bytes": 12, "log.index.interval.bytes": 200,
+                    "metadata.log.segment.bytes": rng.choice([600, 1_500, 4_000]),
+                    "metadata.log.segment.ms": rng.choice([3_000, 20_000, 7 * 86_400_000])}
+    if rng.random() < 0.75:  # retention: old snapshots and the segments below them deleted
+        configs |= {"metadata.max.retention.bytes": rng.choice([0, 3_000, 10_000]),
+                    "testkit.raft.log.clean.interval.ms": rng.choice([300, 1_000, 5_000])}
     ending = ENDINGS[seed % len(ENDINGS)]
     result = CrashResult(seed, False, ending)
     try:
-        c = Cluster(3, 3, seed=seed, storage="tmpdir", data_dir=data_dir, configs=configs)
+        c = Cluster(3, 3, seed=seed, storage="tmpdir", data_dir=data_dir, configs=configs,
+                    trace_keep=None)
         for i in range(rng.randint(4, 9)):
             try:
                 c.create_topic(f"t{i}", partitions=rng.randint(1, 4), replication_factor=3)
@@ -89,6 +123,7 @@ def run_crash_seed(seed: int, data_dir: str | None = None) -> CrashResult:
             for n in c.nodes:
                 if n.up:
                     c.faults.kill(n)
+        result.steps, result.struck = count_steps(c)
         c.close()
         again = Cluster(3, 3, seed=seed + 1_000_003, storage="tmpdir", data_dir=data_dir,
                         configs=configs)

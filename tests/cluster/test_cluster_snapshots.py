@@ -1,5 +1,6 @@
 """Controller snapshots: with a small metadata.log.max.record.bytes.between.snapshots a
-``.checkpoint`` file appears on every controller, the log start moves past it, and a controller
+``.checkpoint`` file appears on every controller, retention (tiny here) moves the log start to
+it, and a controller
 with a wiped disk, a restarted one, or a broker starting from nothing catches up from it."""
 
 from __future__ import annotations
@@ -13,7 +14,9 @@ from kraft_testkit.protocol import messages as M
 from kraft_testkit.protocol.frames import MetadataRecord
 from kraft_testkit.protocol.log import iter_log
 
-SNAP = {"metadata.log.max.record.bytes.between.snapshots": 1_000}
+SNAP = {"metadata.log.max.record.bytes.between.snapshots": 1_000,
+        # Kafka keeps 100 MiB of log and snapshots; here retention moves the log start at once
+        "metadata.max.retention.bytes": 0, "testkit.raft.log.clean.interval.ms": 100}
 SEEDS = range(5)
 
 
@@ -49,6 +52,7 @@ def fill_until_snapshotted(c: Cluster, offset: int) -> None:
     (Controllers count snapshot bytes on their own, so their snapshots need not coincide.)"""
     for i in range(200):
         if snapshotted(c, offset):
+            c.run_for(150)  # the snapshot cleaner's next round moves the log start
             return
         c.alter_client_quota({"user": "filler"}, {"producer_byte_rate": float(i % 2 + 1)})
         last = c.metadata.offset

@@ -33,6 +33,14 @@ def test_defaults_are_kafkas():
         "testkit.raft.pre.vote.enable": True,
         "testkit.log.time.base.ms": 0,   # a bare replica stamps virtual time; Cluster adds 2026
         "controller.quorum.auto.join.enable": False,  # Kafka 4.2 (KIP-853), off by default
+        "metadata.log.segment.bytes": 1 << 30,
+        "metadata.log.segment.min.bytes": 8 << 20,
+        "metadata.log.segment.ms": 7 * 24 * 3600 * 1000,
+        "log.index.interval.bytes": 4096,
+        "log.index.size.max.bytes": 10 << 20,
+        "metadata.max.retention.bytes": 100 << 20,
+        "metadata.max.retention.ms": 7 * 24 * 3600 * 1000,
+        "testkit.raft.log.clean.interval.ms": 60_000,
     }
     assert RaftConfig.from_kafka({"controller.quorum.fetch.timeout.ms": "3000"}).fetch_timeout_ms \
         == 3000

@@ -26,10 +26,12 @@ def build(epochs: list[int], start: int = 0) -> tuple[RaftLog, MemoryDisk]:
     """A log with one two-record batch per entry of ``epochs``, mirrored on a disk."""
     log = RaftLog(start)
     disk = MemoryDisk()
-    disk.apply(Replace(log.segment, b""))
+    for name in log.segments[0].files():  # the segment with its .index and .timeindex
+        disk.apply(Replace(name, b""))
     for e in epochs:
         batch = RecordBatch.build(log.end_offset, [b"a", b"b"], timestamp_ms=0, leader_epoch=e)
-        disk.apply(log.append(batch, encode_batch(batch)))
+        for op in log.append(batch, encode_batch(batch)):
+            disk.apply(op)
     disk.sync()
     return log, disk
 
@@ -77,8 +79,8 @@ def test_recovery_cuts_a_torn_tail_at_the_last_whole_batch(epochs, cut):
     ends = [p + len(d) for p, d in zip(log.positions, log.data) if p + len(d) <= len(torn)]
     assert back.size == (ends[-1] if ends else 0) and back.size <= len(torn)
     assert back.batches == log.batches[: len(ends)]
-    if back.size < len(torn):
-        assert ops == [Truncate(log.segment, back.size)]
+    cuts = [op for op in ops if isinstance(op, Truncate)]
+    assert cuts == ([Truncate(log.segment, back.size)] if back.size < len(torn) else [])
 
 
 def test_recovery_refuses_a_corrupt_batch_naming_file_and_offset():
@@ -98,41 +100,69 @@ def test_recovery_cuts_only_a_partial_last_batch():
     log, disk = build([1, 1, 1])
     data = disk.view()[log.segment]
     back, ops = RaftLog.recover({log.segment: data[:log.positions[2] + 30]})
-    assert back.end_offset == 4 and ops == [Truncate(log.segment, log.positions[2])]
+    assert back.end_offset == 4
+    assert [op for op in ops if isinstance(op, Truncate)] == [Truncate(log.segment, log.positions[2])]
 
 
-def test_recovery_prefers_the_newest_segment_and_snapshot():
+def test_recovery_reads_every_segment_and_keeps_the_snapshots_from_the_log_start():
+    """Kafka's metadata log starts at its first segment's base offset; snapshots below it go,
+    the others stay, the newest is the one loaded."""
     snap = encode_snapshot(4, 1, [b"state"], 0)
     old = encode_snapshot(2, 1, [b"old"], 0)
     log, disk = build([1, 1, 1, 2])
-    tail = b"".join(log.data[2:])
-    files = {segment_name(0): disk.view()[segment_name(0)], segment_name(4): tail,
-             f"{DIR}/{file_name(4, 1)}": snap.data, f"{DIR}/{file_name(2, 1)}": old.data}
-    back, ops = RaftLog.recover(files)
-    assert (back.start_offset, back.start_epoch, back.end_offset) == (4, 1, 8)
+    whole = disk.view()[segment_name(0)]
+    head, tail = whole[:log.positions[2]], whole[log.positions[2]:]
+    snaps = {f"{DIR}/{file_name(4, 1)}": snap.data, f"{DIR}/{file_name(2, 1)}": old.data}
+    back, ops = RaftLog.recover({segment_name(0): head, segment_name(4): tail, **snaps})
+    assert (back.start_offset, back.end_offset, back.data) == (0, 8, log.data)
+    # below the snapshot loaded first only what fetches and truncation need stays decoded
+    assert [type(b).__name__ for b in back.batches] == ["SettledBatch"] * 2 + ["RecordBatch"] * 2
+    assert [s.snapshot_id for s in back.snapshots] == [(2, 1), (4, 1)]
     assert back.snapshot.snapshot_id == (4, 1)
-    assert Delete(segment_name(0)) in ops and Delete(f"{DIR}/{file_name(2, 1)}") in ops
+    assert [type(op) for op in ops] == [Replace] * 4  # the missing indexes, rebuilt
+    # the first segment deleted (cleaned): the log starts at 4, snapshot 2 goes
+    back, ops = RaftLog.recover({segment_name(4): tail, **snaps})
+    assert (back.start_offset, back.start_epoch, back.end_offset) == (4, 1, 8)
+    assert [s.snapshot_id for s in back.snapshots] == [(4, 1)]
+    assert Delete(f"{DIR}/{file_name(2, 1)}") in ops
     assert back.validate(2, 1)[0] == "snapshot"  # below the log start: fetch the snapshot
 
 
-def test_install_snapshot_keeps_an_agreeing_tail_and_rolls_the_segment():
+def test_recovery_refuses_a_log_start_no_snapshot_reaches():
+    log, disk = build([1, 1, 1, 2])
+    tail = disk.view()[segment_name(0)][log.positions[2]:]
+    with pytest.raises(CorruptFile, match="no snapshot reaches it"):
+        RaftLog.recover({segment_name(4): tail})
+    with pytest.raises(CorruptFile, match="starts at offset 6"):
+        RaftLog.recover({segment_name(0): disk.view()[segment_name(0)][:log.positions[2]],
+                         segment_name(6): tail[log.positions[3] - log.positions[2]:]})
+
+
+def test_a_snapshot_taken_here_keeps_the_log_start():
     log, disk = build([1, 1, 2, 2])
     ops = log.install_snapshot(encode_snapshot(4, 1, [b"s"], 0))
-    kinds = [(type(op).__name__, op.file) for op in ops]
-    assert kinds == [("Replace", f"{DIR}/{file_name(4, 1)}"), ("Replace", segment_name(4)),
-                     ("Delete", segment_name(0))]
-    assert (log.start_offset, log.end_offset, log.epochs) == (4, 8, [(2, 4)])
+    assert ops == [Replace(f"{DIR}/{file_name(4, 1)}", ops[0].data)]
+    assert (log.start_offset, log.end_offset, log.snapshot.snapshot_id) == (0, 8, (4, 1))
     for op in ops:
         disk.apply(op)
     back, _ = RaftLog.recover(disk.view())
-    assert (back.start_offset, back.end_offset, back.batches) == (4, 8, log.batches)
+    assert (back.start_offset, back.end_offset, back.batches) == (0, 8, log.batches)
 
 
-def test_install_snapshot_from_the_leader_restarts_the_log():
-    log, _ = build([1, 1])
-    log.install_snapshot(encode_snapshot(10, 3, [b"s"], 0))
+def test_a_fetched_snapshot_past_the_log_truncates_it_fully():
+    log, disk = build([1, 1])
+    ops = log.install_snapshot(encode_snapshot(2, 1, [b"a"], 0))
+    ops += log.install_fetched_snapshot(encode_snapshot(10, 3, [b"s"], 0))
     assert (log.start_offset, log.end_offset, log.last_epoch, len(log)) == (10, 10, 3, 0)
     assert log.validate(10, 3) == ("valid", None)
+    assert [s.snapshot_id for s in log.snapshots] == [(10, 3)]
+    for op in ops:
+        disk.apply(op)
+    names = sorted(disk.view())
+    assert names == sorted([f"{DIR}/{file_name(10, 3)}", segment_name(10),
+                            f"{DIR}/00000000000000000010.index",
+                            f"{DIR}/00000000000000000010.timeindex"])
+    assert RaftLog.recover(disk.view())[0].start_offset == 10
 
 
 def test_append_refuses_gaps_and_older_epochs():
@@ -157,11 +187,12 @@ def test_golden_segment_recovers_whole():
     data = Path(f"{GOLDEN}/B_mv18_3brokers_restart/__cluster_metadata-0/"
                 "00000000000000000000.log").read_bytes()
     log, ops = RaftLog.recover({segment_name(0): data})
-    assert ops == [] and log.end_offset == 26 and log.last_epoch == 2
+    assert not [op for op in ops if type(op) is not Replace]  # only the (absent) indexes
+    assert log.end_offset == 26 and log.last_epoch == 2
     assert log.epochs == [(1, 0), (2, 25)]
     torn = data[: len(data) - random.Random(1).randint(1, 60)]
     log, ops = RaftLog.recover({segment_name(0): torn})
-    assert log.end_offset == 25 and type(ops[0]) is Truncate
+    assert log.end_offset == 25 and Truncate(segment_name(0), log.size) in ops
 
 
 def test_a_replica_takes_over_a_data_directory_written_by_kafka(tmp_path):

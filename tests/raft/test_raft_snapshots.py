@@ -16,7 +16,10 @@ from kraft_testkit.raft.log import DIR, segment_name
 from kraft_testkit.raft.snapshot import decode_snapshot, encode_snapshot, file_name, parse_file_name
 
 SMALL = {"metadata.log.max.record.bytes.between.snapshots": 200,
-         "testkit.raft.fetch.snapshot.max.bytes": 64}
+         "testkit.raft.fetch.snapshot.max.bytes": 64,
+         # Kafka keeps snapshots and the log up to 100 MiB; here retention cleans at once
+         "metadata.max.retention.bytes": 0, "testkit.raft.log.clean.interval.ms": 100}
+TINY_SEGMENTS = {"metadata.log.segment.bytes": 300, "metadata.log.segment.min.bytes": 12}
 
 
 def disk_files(q: Quorum, node: int) -> dict[str, bytes]:
@@ -41,24 +44,45 @@ def test_snapshot_file_round_trip_and_name():
         decode_snapshot(42, 7, snap.data[: len(snap.data) - len(batches[-1].encode())])
 
 
-def test_snapshots_move_the_log_start_on_every_replica():
-    q = Quorum(3, seed=3, config=SMALL)
+def test_retention_moves_the_log_start_to_the_snapshot_on_every_replica():
+    q = Quorum(3, seed=3, config={**SMALL, **TINY_SEGMENTS})
     q.run_until(lambda q: q.active_controller is not None)
     for i in range(40):
         q.append([b"record-%03d" % i])
     q.run_until(Quorum.converged)
+    q.run_for(500)  # the cleaner's next round
     for r in q.replicas():
         snap = r.log.snapshot
         assert snap is not None and r.log.start_offset == snap.end_offset > 0
+        assert [s.snapshot_id for s in r.log.snapshots] == [snap.snapshot_id]
         files = disk_files(q, r.id)
         checkpoints = [n for n in files if n.endswith(".checkpoint")]
         assert checkpoints == [f"{DIR}/{file_name(snap.end_offset, snap.epoch)}"]
-        segments = [n for n in files if n.endswith(".log")]
-        assert segments == [segment_name(snap.end_offset)]
-        # the segment holds whole batches from the log start on, in Kafka's layout
-        batches = list(iter_log(files[segments[0]], decode=False))
-        assert batches[0].base_offset == snap.end_offset if batches else True
+        bases = sorted(int(n[len(DIR) + 1:-4]) for n in files if n.endswith(".log"))
+        assert bases[0] > 0 and bases == [s.base for s in r.log.segments]
+        # Kafka deletes the segments wholly below the log start, and only those
+        assert bases[0] <= r.log.start_offset and all(b > r.log.start_offset for b in bases[1:])
+        for b in bases:
+            assert f"{DIR}/{b:020d}.index" in files and f"{DIR}/{b:020d}.timeindex" in files
+        batches = [b for n in sorted(n for n in files if n.endswith(".log"))
+                   for b in iter_log(files[n], decode=False)]
+        assert batches[-1].last_offset == r.log.end_offset - 1
     assert len({r.listener.state() for r in q.replicas()}) == 1
+
+
+def test_without_retention_pressure_snapshots_accumulate_and_the_log_stays():
+    """Kafka's defaults (100 MiB, 7 days): snapshots are taken, none deleted, the log starts at 0."""
+    config = {k: v for k, v in SMALL.items() if k != "metadata.max.retention.bytes"}
+    q = Quorum(3, seed=3, config=config)
+    q.run_until(lambda q: q.active_controller is not None)
+    for i in range(40):
+        q.append([b"record-%03d" % i])
+    q.run_until(Quorum.converged)
+    q.run_for(500)
+    for r in q.replicas():
+        assert r.log.start_offset == 0 and len(r.log.snapshots) > 1
+        files = disk_files(q, r.id)
+        assert len([n for n in files if n.endswith(".checkpoint")]) == len(r.log.snapshots)
 
 
 def test_lagging_follower_gets_the_snapshot_in_chunks():
@@ -96,7 +120,7 @@ def test_restart_loads_the_latest_snapshot_then_the_log():
         q.faults.start(n)
         r = q.replica(n)
         assert r.listener.snapshots_loaded == 1  # handed over at start, before any commit
-        assert r.listener.offset == r.log.start_offset
+        assert r.listener.offset == r.log.snapshot.end_offset >= r.log.start_offset
     q.run_until(Quorum.converged, 20_000)
     for n in q.nodes:
         assert q.listener(n).count >= states[n][1]

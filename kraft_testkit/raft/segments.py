@@ -1,0 +1,200 @@
+"""One segment of the metadata log: ``<base>.log`` with its ``.index`` and ``.timeindex``.
+
+Kafka's rules (``LogSegment``, ``OffsetIndex``, ``TimeIndex`` of Kafka 3.x/4.x), kept here so the
+files a kit node leaves are the files a Kafka node would:
+
+* An index entry is added when more than ``index.interval.bytes`` were appended since the last
+  one: the offset index gets ``(last offset of the batch - base, byte position of the batch)``,
+  the time index ``(largest timestamp so far, offset of that batch - base)`` if that timestamp is
+  larger than its last entry's. Entries are big-endian int32/int32 and int64/int32.
+* A segment rolls when the next batch would take it past ``segment.bytes``, when that batch's
+  timestamp is more than ``segment.ms`` after the segment's first batch, or when an index is full
+  (``segment.index.bytes`` / entry size entries). The new segment is named after the batch's
+  base offset; the old one gets a last time-index entry for its largest timestamp.
+* Truncation keeps the index entries of offsets below the cut.
+* Recovery rebuilds both indexes from the segment's batches, as Kafka's metadata log does on every
+  start (it opens its log as after an unclean shutdown, from offset 0), and rewrites the files when
+  they differ: a torn, truncated or stale index is not an error.
+
+Kafka preallocates the active segment's index files (``segment.index.bytes`` of zeros) and trims
+them on roll or close; the kit writes them at their valid size all along (what a trim leaves), so a
+directory holds no megabytes of zeros per node. Readers see the same entries either way.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+
+from kraft_testkit.protocol.records import RecordBatch
+from kraft_testkit.sim.node import Append, Delete, DiskOp, Replace, Truncate
+
+OFFSET_ENTRY = struct.Struct(">ii")
+TIME_ENTRY = struct.Struct(">qi")
+NO_TIMESTAMP = -1
+_NEVER = 1 << 62
+
+
+@dataclass(frozen=True, slots=True)
+class LogConfig:
+    """What the segments and the cleaner follow (Kafka's ``MetadataLogConfig`` and the topic
+    defaults Kafka's metadata log runs with)."""
+
+    segment_bytes: int = 1 << 30
+    segment_ms: int = 7 * 24 * 3600 * 1000
+    index_interval_bytes: int = 4096
+    index_max_bytes: int = 10 * 1024 * 1024
+    retention_bytes: int = 100 * 1024 * 1024
+    retention_ms: int = 7 * 24 * 3600 * 1000
+
+
+def file_names(directory: str, base: int) -> tuple[str, str, str]:
+    """``(<base>.log, <base>.index, <base>.timeindex)`` under ``directory``."""
+    stem = f"{directory}/{base:020d}"
+    return f"{stem}.log", f"{stem}.index", f"{stem}.timeindex"
+
+
+class Segment:
+    """The bookkeeping of one segment; the batches themselves live in :class:`RaftLog`."""
+
+    __slots__ = ("base", "first_ts", "full", "index", "log", "max_ts", "max_ts_offset",
+                 "offsets", "roll_at", "since", "size", "timeindex", "times")
+
+    def __init__(self, directory: str, base: int) -> None:
+        self.base = base
+        self.log, self.index, self.timeindex = file_names(directory, base)
+        self.size = 0
+        self.first_ts: int | None = None  # Kafka's rollingBasedTimestamp
+        self.roll_at = _NEVER  # a batch stamped after this rolls the segment (first_ts + ms)
+        self.full = False  # an index is full: the next batch rolls the segment
+        self.max_ts = NO_TIMESTAMP
+        self.max_ts_offset = -1
+        self.since = 0  # bytes appended since the last index entry
+        self.offsets: list[tuple[int, int]] = []  # (absolute last offset, position)
+        self.times: list[tuple[int, int]] = []  # (timestamp, absolute offset)
+
+    def files(self) -> tuple[str, str, str]:
+        return self.log, self.index, self.timeindex
+
+    def create_ops(self) -> list[DiskOp]:
+        """Create the three (empty) files, as Kafka does on a roll."""
+        return [Append(self.log, b""), Append(self.index, b""), Append(self.timeindex, b"")]
+
+    def delete_ops(self) -> list[DiskOp]:
+        return [Delete(self.log), Delete(self.index), Delete(self.timeindex)]
+
+    # ------------------------------------------------------------------ rolling
+
+    def should_roll(self, batch: RecordBatch, size: int, config: LogConfig) -> bool:
+        """Kafka's ``LogSegment.shouldRoll`` before appending ``batch`` (``size`` bytes): by
+        size, by age (``roll_at``) or a full index. An empty segment takes any batch (Kafka
+        would recreate it in place)."""
+        return self.size > 0 and (self.size > config.segment_bytes - size
+                                  or batch.max_timestamp > self.roll_at or self.full)
+
+    def close_ops(self) -> list[DiskOp]:
+        """Kafka's ``onBecomeInactiveSegment``: the largest timestamp goes into the time index."""
+        op = self._time_entry()
+        return [op] if op is not None else []
+
+    # ------------------------------------------------------------------ appending
+
+    def add(self, batch: RecordBatch, size: int, config: LogConfig) -> list[DiskOp] | None:
+        """Account for ``batch`` appended at the end (``size`` bytes); the index entries due."""
+        position = self.size
+        ts = batch.max_timestamp
+        if position == 0:
+            self._started(ts, config)
+        if ts > self.max_ts:
+            self.max_ts, self.max_ts_offset = ts, batch.last_offset
+        self.size = position + size
+        if self.since <= config.index_interval_bytes:
+            self.since += size
+            return None
+        last = batch.last_offset
+        self.offsets.append((last, position))
+        ops: list[DiskOp] = [Append(self.index, OFFSET_ENTRY.pack(last - self.base, position))]
+        op = self._time_entry()
+        if op is not None:
+            ops.append(op)
+        self.since = size
+        self.full = (len(self.offsets) >= config.index_max_bytes // OFFSET_ENTRY.size
+                     or len(self.times) >= config.index_max_bytes // TIME_ENTRY.size)
+        return ops
+
+    def _started(self, first_ts: int, config: LogConfig) -> None:
+        self.first_ts = first_ts
+        self.roll_at = first_ts + config.segment_ms if first_ts >= 0 else _NEVER
+
+    def _time_entry(self) -> DiskOp | None:
+        """Kafka's ``TimeIndex.maybeAppend``: only a timestamp larger than the last entry's."""
+        last = self.times[-1][0] if self.times else NO_TIMESTAMP
+        if self.max_ts <= last:
+            return None
+        self.times.append((self.max_ts, self.max_ts_offset))
+        return Append(self.timeindex, TIME_ENTRY.pack(self.max_ts, self.max_ts_offset - self.base))
+
+    # ------------------------------------------------------------------ truncating
+
+    def truncate(self, offset: int, position: int, kept: list[RecordBatch]) -> list[DiskOp]:
+        """Cut the segment at ``offset`` (a batch boundary at byte ``position``); ``kept`` are
+        the batches left in it. Index entries of offsets below the cut stay."""
+        ops: list[DiskOp] = []
+        if position < self.size:
+            ops.append(Truncate(self.log, position))
+        n = len(self.offsets)
+        self.offsets = [e for e in self.offsets if e[0] < offset]
+        if len(self.offsets) != n:
+            ops.append(Truncate(self.index, len(self.offsets) * OFFSET_ENTRY.size))
+        n = len(self.times)
+        self.times = [e for e in self.times if e[1] < offset]
+        if len(self.times) != n:
+            ops.append(Truncate(self.timeindex, len(self.times) * TIME_ENTRY.size))
+        self.size = position
+        self.since = 0
+        self.full = False  # (Kafka resizes the indexes back to their full size)
+        if position == 0:
+            self.first_ts, self.roll_at = None, _NEVER
+        self.max_ts, self.max_ts_offset = NO_TIMESTAMP, -1
+        for b in kept:
+            if b.max_timestamp > self.max_ts:
+                self.max_ts, self.max_ts_offset = b.max_timestamp, b.last_offset
+        return ops
+
+    # ------------------------------------------------------------------ recovery
+
+    def rebuild(self, batches: list[tuple[int, RecordBatch, int]], config: LogConfig) -> None:
+        """Kafka's ``LogSegment.recover``: the indexes from ``(position, batch, size)``."""
+        self.offsets, self.times = [], []
+        self.max_ts, self.max_ts_offset = NO_TIMESTAMP, -1
+        interval = config.index_interval_bytes
+        last_entry = 0
+        for position, batch, size in batches:
+            if position == 0:
+                self._started(batch.max_timestamp, config)
+            if batch.max_timestamp > self.max_ts:
+                self.max_ts, self.max_ts_offset = batch.max_timestamp, batch.last_offset
+            if position - last_entry > interval:
+                self.offsets.append((batch.last_offset, position))
+                self._time_entry()
+                last_entry = position
+            self.size = position + size
+        self._time_entry()  # "a normally closed segment always appends the biggest timestamp"
+        self.since = 0
+        self.full = (len(self.offsets) >= config.index_max_bytes // OFFSET_ENTRY.size
+                     or len(self.times) >= config.index_max_bytes // TIME_ENTRY.size)
+
+    def index_bytes(self) -> bytes:
+        return b"".join(OFFSET_ENTRY.pack(o - self.base, p) for o, p in self.offsets)
+
+    def timeindex_bytes(self) -> bytes:
+        return b"".join(TIME_ENTRY.pack(t, o - self.base) for t, o in self.times)
+
+    def repair_ops(self, files: dict[str, bytes] | object) -> list[DiskOp]:
+        """Rewrite an index file that is missing or differs from the rebuilt one."""
+        ops: list[DiskOp] = []
+        for name, want in ((self.index, self.index_bytes()),
+                           (self.timeindex, self.timeindex_bytes())):
+            if files.get(name) != want:  # type: ignore[attr-defined]
+                ops.append(Replace(name, want))
+        return ops
