@@ -8,6 +8,8 @@ replica votes, the leader's replica states), and appends the leader's VotersReco
 
 from __future__ import annotations
 
+from bisect import bisect_left
+
 from typing import Any
 
 from kraft_testkit.protocol.records import RecordBatch
@@ -31,7 +33,11 @@ class VoterSetState:
         snapshot = self.log.snapshot
         version, voters = snapshot_voters(snapshot.data) if snapshot is not None else (None, None)
         self.history.reset(version, voters)
-        for batch in self.log.batches:
+        # Batches below the snapshot are in its header already (and may be settled: bytes only),
+        # so the log is read from the snapshot on, as Kafka's VoterSetHistory is.
+        log = self.log
+        start = snapshot.end_offset if snapshot is not None else log.start_offset
+        for batch in log.batches[bisect_left(log.bases, start):]:
             if batch.is_control:
                 self.history.add_batch(batch)
 
