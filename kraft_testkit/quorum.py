@@ -290,10 +290,7 @@ class Quorum(SimulationFacade):
                      timeout_ms: int = 30_000) -> Message:
         """RemoveRaftVoter for ``node`` (by default with the directory id the voter set knows)."""
         if directory_id is None:
-            voters = self.voter_set()
-            if voters is None or node not in voters:
-                raise ConfigError(f"node {node} is not in the voter set {voters}")
-            directory_id = voters.keys[node]
+            directory_id = membership.voter_directory(self.voter_set(), node)
         body = membership.remove_voter_request(self.cluster_id, node, directory_id)
         return self._change_voters(body, timeout_ms)
 

@@ -70,10 +70,7 @@ class VoterOps:
         for it); returns once committed. Removing the active controller makes it resign."""
         nid = node.id if hasattr(node, "id") else int(node)
         if directory_id is None:
-            voters = self.voter_set()
-            if voters is None or nid not in voters:
-                raise ConfigError(f"node {nid} is not in the voter set {voters}")
-            directory_id = voters.keys[nid]
+            directory_id = membership.voter_directory(self.voter_set(), nid)
         body = membership.remove_voter_request(self.cluster_id, nid, directory_id)
         return self._change_voters(body, timeout_ms)
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from kraft_testkit.errors import ConfigError
 from kraft_testkit.protocol import messages as M
 from kraft_testkit.protocol.error_codes import KafkaApiError
 from kraft_testkit.protocol.uuid import Uuid
@@ -34,6 +35,14 @@ def add_voter_request(cluster_id: str, node_id: int, directory_id: Uuid,
         voter_directory_id=directory_id,
         listeners=tuple(M.AddRaftVoterRequest.Listener(name=n, host=h, port=p)
                         for n, h, p in endpoints))
+
+
+def voter_directory(voters: Any, node_id: int) -> Uuid:
+    """The directory id the voter set holds for ``node_id`` (what RemoveRaftVoter names by
+    default); a :class:`ConfigError` when the node does not vote."""
+    if voters is None or node_id not in voters:
+        raise ConfigError(f"node {node_id} is not in the voter set {voters}")
+    return voters.keys[node_id]
 
 
 def remove_voter_request(cluster_id: str, node_id: int,
