@@ -669,3 +669,17 @@ class ClusterNetwork(NetworkControl):
 
     def one_way(self, srcs: Any, dsts: Any) -> Any:
         return super().one_way(self._ids(srcs), self._ids(dsts))
+
+    def _endpoints(self, kwargs: dict) -> dict:
+        """``src=`` and ``dst=`` of a filter as ids (a handle was a bare TypeError)."""
+        return {k: self._ids(v) if k in ("src", "dst") and v is not None else v
+                for k, v in kwargs.items()}
+
+    def drop(self, match: Any = None, **kwargs: Any) -> Any:
+        return super().drop(match, **self._endpoints(kwargs))
+
+    def delay(self, ms: int, match: Any = None, **kwargs: Any) -> Any:
+        return super().delay(ms, match, **self._endpoints(kwargs))
+
+    def hold(self, match: Any = None, **kwargs: Any) -> Any:
+        return super().hold(match, **self._endpoints(kwargs))

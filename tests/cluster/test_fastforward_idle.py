@@ -75,7 +75,7 @@ def test_idle_only_between_settled_instants(seed, brokers):
     c.network.isolate(c.brokers[1])
     assert any("partition" in r for r in why_not_idle(c))
     c.network.heal()
-    c.network.delay(src=int(c.brokers[1]), ms=5)
+    c.network.delay(src=c.brokers[1], ms=5)  # a handle, as for isolate
     assert any("filter" in r for r in why_not_idle(c))
     c.network.clear_filters()
     _watch(c, 20_000)
