@@ -22,8 +22,9 @@ a reason it names may be harmless, but an instant it calls idle has none of thes
 - a broker that is not RUNNING, fenced, in controlled shutdown or unregistered, follows a
   topic partition (its replica fetcher's request may be parked at the partition's leader, out
   of the heap) or has an AlterPartition in flight;
-- a replica more than one offset behind the leader's log end or high watermark (idle, the
-  leader appends one NoOp record at a time and every replica follows within a round trip).
+- a replica more than two offsets behind the leader's log end or high watermark (idle, the
+  leader appends one NoOp record every 500 ms; a replica may hold the newest one and not yet
+  know that the one before was committed: its high watermark two behind).
 """
 
 from __future__ import annotations
@@ -33,6 +34,11 @@ from typing import Any
 #: The messages a bulk step models; anything else in flight means the cluster is busy.
 MODELLED_MESSAGES = frozenset({"FetchRequest", "FetchResponse", "BrokerHeartbeatRequest",
                                "BrokerHeartbeatResponse"})
+
+
+#: How far behind the leader's log end and high watermark a replica may be and count as
+#: caught up: idle, it may hold the newest NoOp but not yet know the commit of the one before.
+CAUGHT_UP_OFFSETS = 2
 
 
 def why_not_idle(cluster: Any) -> list[str]:
@@ -131,7 +137,7 @@ def _quorum_reasons(cluster: Any) -> list[str]:
             continue
         if r.epoch != leader.epoch or r.leader_id != leader.id:
             reasons.append(f"node {n} does not follow {leader.id} in epoch {leader.epoch}")
-        elif end - r.log_end_offset > 1 or hw - r.hw > 1:
+        elif end - r.log_end_offset > CAUGHT_UP_OFFSETS or hw - r.hw > CAUGHT_UP_OFFSETS:
             reasons.append(f"node {n} is behind the leader (log end {r.log_end_offset} of "
                            f"{end}, high watermark {r.hw} of {hw})")
     return reasons
