@@ -31,8 +31,9 @@ from __future__ import annotations
 from typing import Any
 
 from kraft_testkit.errors import KraftError
-from kraft_testkit.fastforward.idle import is_idle
+from kraft_testkit.fastforward.idle import is_idle, why_not_idle
 from kraft_testkit.fastforward.observer_loop import LinkClock
+from kraft_testkit.metadata.snapshot_generator import batch_bytes
 from kraft_testkit.protocol.records import iter_batches
 from kraft_testkit.raft import errors as E
 from kraft_testkit.raft import rpc
@@ -78,7 +79,11 @@ class BrokerLoops:
         self.detached: dict[int, _Detached] = {}
         self.leader: int | None = None
         self._wrapped: Any = None
-        self.stats = {"detached": 0, "computed": 0, "materialized": 0, "stepped_at_due": 0}
+        self._ours: set[Any] = {self._at_leader, self._at_broker}  # idle traffic too
+        self._links_ok: bool | None = None  # profiles do not change inside run_for
+        self.batched = True  # fill a window's answers in with one (see _can_batch)
+        self.stats = {"detached": 0, "computed": 0, "materialized": 0, "stepped_at_due": 0,
+                      "batched": 0}
 
     # ------------------------------------------------------------------ running
 
@@ -116,7 +121,12 @@ class BrokerLoops:
 
     def _detach_what_can(self) -> None:
         c = self.c
-        if len(self.detached) == len(c.broker_ids) or not is_idle(c):
+        if len(self.detached) == len(c.broker_ids):
+            return
+        if self._links_ok is None:
+            self._links_ok = is_idle(c, allowed=self._ours) or \
+                not any("link" in r for r in why_not_idle(c, allowed=self._ours))
+        if not self._links_ok or not is_idle(c, links=False, allowed=self._ours):
             return
         leader = c.active_controller.id
         if self.leader is not None and self.leader != leader:
@@ -159,7 +169,8 @@ class BrokerLoops:
         d.guard = self.sched.call_at(entry[0], self._at_leader, d, entry[1])
         process = self.sim.process(b)
         timer = process._timer  # noqa: SLF001
-        timer[3] = self._own_timer(b, timer)
+        timer[3] = fire = self._own_timer(b, timer)
+        self._ours.add(fire)
         d.timer_entry = timer
         self.detached[b] = d
         self.stats["detached"] += 1
@@ -297,8 +308,16 @@ class BrokerLoops:
                                          f"its answers were replayed")
 
         net.send = swallow
+        answers = d.answers
+        if len(answers) > 1 and self.batched and self._can_batch(d, process):
+            # one answer carrying the window's batches, at the last answer's instant
+            first, last = answers[0], answers[-1]
+            answers = [(last[0], first[1], last[2], last[3], last[4])]
+            replica = process.machine.raft
+            replica._cid = (replica._cid + len(d.answers) - 1) & 0x7FFFFFFF  # noqa: SLF001
+            self.stats["batched"] += len(d.answers)
         try:
-            for i, (at, offset, end, hw, start) in enumerate(d.answers):
+            for i, (at, offset, end, hw, start) in enumerate(answers):
                 msg, _ = self._wire(self._response(d, d.request.correlation_id, offset, end, hw,
                                                    start))
                 sched.now_ms = at
@@ -309,7 +328,7 @@ class BrokerLoops:
                 if _part(d.request).fetch_offset != max(offset, end):
                     raise InexactFastForward(f"broker {b}'s fetch offset differs from the model")
                 timer = process._timer  # noqa: SLF001
-                nxt = d.answers[i + 1][0] if i + 1 < len(d.answers) else now
+                nxt = answers[i + 1][0] if i + 1 < len(answers) else now
                 if timer is not None and timer[0] < nxt:
                     raise InexactFastForward(f"broker {b}'s timer at {timer[0]} ms would have "
                                              f"fired in the stretch")
@@ -345,6 +364,44 @@ class BrokerLoops:
                 sched.call_at(d.guard[0], net._arrive_cb, packet, d.guard[1])  # noqa: SLF001
         if not self.detached:
             self._unwrap_leader()
+
+    def _can_batch(self, d: _Detached, process: Any) -> bool:
+        """Whether the window's answers may be handed over as one, at the last one's instant.
+
+        Nothing of the broker's is observable between them (it is detached: no event of its
+        own ran), so one answer is exact when every per-answer step that depends on the
+        instant does nothing in the window: the broker's timer would not have fired between
+        two answers (each answer pushes its fetch deadline ``fetch_timeout_ms`` on), the
+        snapshot generator takes no snapshot (neither its interval nor its bytes run out) and
+        starts from a known instant, the log cleaner is not due, and the leader's read of the
+        whole range is not cut by the fetch size."""
+        node = process.machine
+        replica = node.raft
+        answers = d.answers
+        last_at = answers[-1][0]
+        gap = min(replica.config.fetch_timeout_ms, replica.config.request_timeout_ms)
+        if any(b[0] - a[0] >= gap for a, b in zip(answers, answers[1:])):
+            return False
+        if replica._clean_at <= last_at:  # noqa: SLF001
+            return False
+        gen = node._fan_out.generator  # noqa: SLF001
+        leader_log = self.c.replica(self.leader).log
+        final_hw = min(answers[-1][3], answers[-1][2])
+        if gen is not None:
+            if gen.last_ms is None or (gen.max_interval_ms and
+                                       gen.last_ms + gen.max_interval_ms <= last_at):
+                return False
+            window = sum(batch_bytes(b) for b in
+                         leader_log.batches_between(replica._next, max(final_hw, replica._next)))  # noqa: SLF001
+            if gen.bytes_since + window >= gen.max_bytes:
+                return False
+        first_offset, final_end = answers[0][1], answers[-1][2]
+        records = _read_until(leader_log, first_offset, final_end, min(
+            _part(d.request).partition_max_bytes, self.c.replica(self.leader).config.fetch_max_bytes))
+        covered = first_offset
+        for _, batch in iter_batches(records):
+            covered = batch.last_offset + 1
+        return covered >= final_end
 
     def _set_link(self, src: int, dst: int, clock: LinkClock) -> None:
         link = self.net._link(src, dst)  # noqa: SLF001

@@ -41,13 +41,19 @@ MODELLED_MESSAGES = frozenset({"FetchRequest", "FetchResponse", "BrokerHeartbeat
 CAUGHT_UP_OFFSETS = 2
 
 
-def why_not_idle(cluster: Any) -> list[str]:
-    """Every reason the cluster is not in an idle stretch now (empty: idle)."""
+def why_not_idle(cluster: Any, *, links: bool = True,
+                 allowed: Any = frozenset()) -> list[str]:
+    """Every reason the cluster is not in an idle stretch now (empty: idle). ``links=False``
+    skips the links' profiles (a caller that checked them and knows they cannot change);
+    ``allowed``: more scheduler callbacks that count as idle traffic (a fast path's own)."""
     reasons: list[str] = []
     sim = cluster.sim
     reasons += _process_reasons(cluster)
-    reasons += _network_reasons(sim.network, list(cluster.roles))
-    reasons += _heap_reasons(sim, set(cluster.controller_ids))
+    if links:
+        reasons += _network_reasons(sim.network, list(cluster.roles))
+    else:
+        reasons += _network_reasons(sim.network, [])
+    reasons += _heap_reasons(sim, set(cluster.controller_ids), allowed)
     if reasons:  # the Raft and broker checks read running machines only
         return reasons
     reasons += _quorum_reasons(cluster)
@@ -56,9 +62,9 @@ def why_not_idle(cluster: Any) -> list[str]:
     return reasons
 
 
-def is_idle(cluster: Any) -> bool:
+def is_idle(cluster: Any, **options: Any) -> bool:
     """True when :func:`why_not_idle` finds nothing."""
-    return not why_not_idle(cluster)
+    return not why_not_idle(cluster, **options)
 
 
 def _process_reasons(cluster: Any) -> list[str]:
@@ -93,7 +99,7 @@ def _network_reasons(network: Any, nodes: list[int]) -> list[str]:
     return reasons
 
 
-def _heap_reasons(sim: Any, controllers: set[int]) -> list[str]:
+def _heap_reasons(sim: Any, controllers: set[int], allowed: Any) -> list[str]:
     """Every pending event must be a node's timer or a modelled message (one end a
     controller: the metadata partition's fetches, the heartbeats)."""
     network = sim.network
@@ -111,7 +117,7 @@ def _heap_reasons(sim: Any, controllers: set[int]) -> list[str]:
             if name not in MODELLED_MESSAGES or (arg.src not in controllers and
                                                  arg.dst not in controllers):
                 reasons.append(f"a {name} from {arg.src} to {arg.dst} is in flight")
-        elif fn not in timers:
+        elif fn not in timers and fn not in allowed:
             reasons.append(f"a scheduled action ({getattr(fn, '__name__', fn)!r}) is pending")
     return reasons
 
