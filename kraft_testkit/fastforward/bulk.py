@@ -40,6 +40,7 @@ from kraft_testkit.raft import rpc
 from kraft_testkit.raft.replica import _Parked
 from kraft_testkit.sim.errors import InvalidArgument
 from kraft_testkit.sim.network import Packet
+from kraft_testkit.sim.node import Effects
 
 
 class InexactFastForward(KraftError):
@@ -80,6 +81,7 @@ class BrokerLoops:
         self.leader: int | None = None
         self._wrapped: Any = None
         self._ours: set[Any] = {self._at_leader, self._at_broker}  # idle traffic too
+        self._due: set[int] = set()  # ghost-parked brokers to put back at the next boundary
         self._links_ok: bool | None = None  # profiles do not change inside run_for
         self.batched = True  # fill a window's answers in with one (see _can_batch)
         self.stats = {"detached": 0, "computed": 0, "materialized": 0, "stepped_at_due": 0,
@@ -102,6 +104,11 @@ class BrokerLoops:
                     self._detach_what_can()
                 n += 1
                 sim.step()
+                if self._due:
+                    for b in sorted(self._due):
+                        if b in self.detached:
+                            self._materialize(b)
+                    self._due.clear()
         finally:
             hooks.remove(self._before_delivery)
             self.materialize_all()
@@ -212,6 +219,7 @@ class BrokerLoops:
         r._update_replica(d.broker, _directory(d.request), d.offset, now)  # noqa: SLF001
         if parks:
             d.phase, d.deadline = "parked", deadline
+            self._sync_leader_wake()
             return
         self._answer(d, now, r.log_end_offset, r.hw)
 
@@ -220,23 +228,50 @@ class BrokerLoops:
         d.phase, d.answer = "to_broker", (d.offset, end, hw, self.c.replica(self.leader).log_start_offset)
         d.guard = self.sched.call_at(at, self._at_broker, d, tie)
 
-    def _after_leader_event(self, before: tuple[int, int]) -> None:
-        """After each leader event: answer the ghost-parked fetches it woke."""
+    def _after_leader_event(self, before: tuple[int, int], out: Any) -> Any:
+        """After each leader event: answer the ghost-parked fetches it woke, and leave the
+        leader's wake-ups as the parked fetches would have (returns the event's effects)."""
         r = self.c.replica(self.leader)
         if not r.is_leader:
             raise InexactFastForward(f"leader {self.leader} stepped down in a stretch")
         state = (r.log_end_offset, r.hw)
         now = self.sched.now_ms
-        due = self._leader_wake()
-        for d in self.detached.values():
-            if d.phase != "parked":
-                continue
-            if state != before:
-                r._update_replica(d.broker, _directory(d.request), d.offset, now)  # noqa: SLF001
-                self._answer(d, now, *state)
-            elif due >= d.deadline:
-                raise InexactFastForward(f"broker {d.broker}'s parked fetch would reach its "
-                                         f"max wait at {d.deadline} ms")
+        if state != before:
+            for d in self.detached.values():
+                if d.phase == "parked":
+                    r._update_replica(d.broker, _directory(d.request), d.offset, now)  # noqa: SLF001
+                    self._answer(d, now, *state)
+        return self._sync_leader_wake(out)
+
+    def _ghost_deadline(self) -> int | None:
+        deadlines = [d.deadline for d in self.detached.values() if d.phase == "parked"]
+        return min(deadlines) if deadlines else None
+
+    def _sync_leader_wake(self, out: Any = None) -> Any:
+        """Stepping keeps a parked fetch's deadline among the leader's wake-ups: the Raft
+        client's (``_timer_at``, the node's ``_raft_wake``) and, when it comes first, the
+        node's timer. Lower them to the ghost-parked deadlines as stepping would have; a
+        fetch whose deadline became the leader's next wake-up is put back at the next event
+        boundary (materialized), so the leader's own code answers it at its max wait."""
+        g = self._ghost_deadline()
+        if g is None:
+            return out
+        node = self.sim.process(self.leader).machine
+        r = node.raft
+        if r._timer_at is None or g < r._timer_at:  # noqa: SLF001
+            r._timer_at = g  # noqa: SLF001
+        if g < node._raft_wake:  # noqa: SLF001
+            node._raft_wake = g  # noqa: SLF001
+        if out is not None or node._wake is not None:  # noqa: SLF001 - inside an event
+            if g <= node._wake:  # noqa: SLF001 - it comes first: the node's timer moves
+                if g < node._wake:  # noqa: SLF001
+                    node._wake = g  # noqa: SLF001
+                    if out is None:
+                        out = Effects()
+                    out.timer_ms = g
+                self._due.update(d.broker for d in self.detached.values()
+                                 if d.phase == "parked" and d.deadline == g)
+        return out
 
     def _at_broker(self, d: _Detached) -> None:
         """The answer reaches the broker: note it; its next fetch leaves at once."""
@@ -418,15 +453,11 @@ class BrokerLoops:
 
         def message(src: int, msg: object, now_ms: int) -> Any:
             before = (replica.log_end_offset, replica.hw)
-            out = on_message(src, msg, now_ms)
-            self._after_leader_event(before)
-            return out
+            return self._after_leader_event(before, on_message(src, msg, now_ms))
 
         def timer(now_ms: int) -> Any:
             before = (replica.log_end_offset, replica.hw)
-            out = on_timer(now_ms)
-            self._after_leader_event(before)
-            return out
+            return self._after_leader_event(before, on_timer(now_ms))
 
         node.on_message, node.on_timer = message, timer
         self._wrapped = node

@@ -3,7 +3,8 @@ seeds, faults and admin requests before, between and after idle stretches (a bro
 and restarted, a controller failover, a partition that fences a broker, a pause, topic
 creations); every node's files byte for byte, every node's encoded image, the cluster's image,
 the Raft log ends and high watermarks, DescribeQuorum and the links' message counters equal.
-The trace digests differ by design: a computed fetch records no events, and a replayed
+Raft's request ids, deadlines and connections and every node's timer
+equal. The trace digests differ by design: a computed fetch records no events, and a replayed
 answer's events are recorded when the broker is filled in. A planted bug in the fill-in is
 caught."""
 
@@ -21,6 +22,11 @@ def _state(c: Cluster) -> dict:
     del state["digest"]
     state["raft"] = {n: (c.replica(n).log_end_offset, c.replica(n).hw) for n in c.roles
                      if c.sim.process(n).up}
+    state["raft internals"] = {  # the request ids and deadlines a later event reads
+        n: (r._cid, r._deadline, r._timer_at, sorted((d, k.cid, k.sent_at, k.backoff_until)
+                                                     for d, k in r._conns.items()))
+        for n in c.roles if c.sim.process(n).up for r in [c.replica(n)]}
+    state["timers"] = {n: c.sim.process(n)._timer_node_ms for n in c.roles}
     state["describe quorum"] = repr(c.describe_quorum())
     net = c.sim.network
     state["links"] = sorted((src, str(dst), link.sent, link.last_at)
@@ -75,6 +81,23 @@ def test_the_fast_forward_computes_fetches():
     assert loops.stats["computed"] > 40 and loops.stats["materialized"] == \
         loops.stats["detached"] > 5
     assert not loops.detached
+
+
+def test_a_planted_bug_in_the_batched_fill_in_is_caught(monkeypatch):
+    """A window filled in as one answer must move the broker's request ids on as its
+    answers would have."""
+    stepped, _ = _scenario(4, 4, False, short=True)
+    real = bulk.BrokerLoops._can_batch
+
+    def no_request_ids(self, d, process):
+        ok = real(self, d, process)
+        if ok:
+            process.machine.raft._cid -= len(d.answers) - 1
+        return ok
+
+    monkeypatch.setattr(bulk.BrokerLoops, "_can_batch", no_request_ids)
+    fast, _ = _scenario(4, 4, True, short=True)
+    assert stepped["raft internals"] != fast["raft internals"]
 
 
 def test_a_planted_bug_in_the_fill_in_is_caught(monkeypatch):
