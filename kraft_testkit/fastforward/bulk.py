@@ -131,8 +131,8 @@ class BrokerLoops:
         if len(self.detached) == len(c.broker_ids):
             return
         if self._links_ok is None:
-            self._links_ok = is_idle(c, allowed=self._ours) or \
-                not any("link" in r for r in why_not_idle(c, allowed=self._ours))
+            self._links_ok = not any(r.startswith("the link ")
+                                     for r in why_not_idle(c, allowed=self._ours))
         if not self._links_ok or not is_idle(c, links=False, allowed=self._ours):
             return
         leader = c.active_controller.id
@@ -262,15 +262,14 @@ class BrokerLoops:
             r._timer_at = g  # noqa: SLF001
         if g < node._raft_wake:  # noqa: SLF001
             node._raft_wake = g  # noqa: SLF001
-        if out is not None or node._wake is not None:  # noqa: SLF001 - inside an event
-            if g <= node._wake:  # noqa: SLF001 - it comes first: the node's timer moves
-                if g < node._wake:  # noqa: SLF001
-                    node._wake = g  # noqa: SLF001
-                    if out is None:
-                        out = Effects()
-                    out.timer_ms = g
-                self._due.update(d.broker for d in self.detached.values()
-                                 if d.phase == "parked" and d.deadline == g)
+        if g <= node._wake:  # noqa: SLF001 - it comes first: the node's timer moves
+            if g < node._wake:  # noqa: SLF001 (only inside a leader event: a ghost parks
+                node._wake = g  # noqa: SLF001  before the node's next wake-up)
+                if out is None:
+                    out = Effects()
+                out.timer_ms = g
+            self._due.update(d.broker for d in self.detached.values()
+                             if d.phase == "parked" and d.deadline == g)
         return out
 
     def _at_broker(self, d: _Detached) -> None:
