@@ -34,6 +34,8 @@ from kraft_testkit.errors import KraftError
 from kraft_testkit.fastforward.idle import is_idle, why_not_idle
 from kraft_testkit.fastforward.observer_loop import LinkClock
 from kraft_testkit.metadata.snapshot_generator import batch_bytes
+from kraft_testkit.protocol import messages as M
+from kraft_testkit.protocol.frames import encode_metadata
 from kraft_testkit.protocol.records import iter_batches
 from kraft_testkit.raft import errors as E
 from kraft_testkit.raft import rpc
@@ -41,6 +43,26 @@ from kraft_testkit.raft.replica import _Parked
 from kraft_testkit.sim.errors import InvalidArgument
 from kraft_testkit.sim.network import Packet
 from kraft_testkit.sim.node import Effects
+
+
+#: A NoOpRecord's value in the metadata log (frame v1, type 20, version 0, no tagged fields):
+#: the one record a computed answer may carry (anything else makes the broker react).
+NOOP_VALUE = encode_metadata(M.NoOpRecord(), 0)
+
+
+def only_noops(log: Any, start: int, end: int) -> bool:
+    """Whether the log's batches in [start, end) hold NoOpRecords only (and are still
+    decoded: a settled batch below a snapshot says nothing of its records)."""
+    if start >= end:
+        return True
+    if start < log.start_offset:
+        return False
+    for batch in log.batches_between(start, end):
+        records = getattr(batch, "records", None)
+        if records is None or batch.is_control or \
+                any(r.value != NOOP_VALUE for r in records):
+            return False
+    return True
 
 
 class InexactFastForward(KraftError):
@@ -172,6 +194,9 @@ class BrokerLoops:
                       LinkClock.of(self.net, leader, b), part.fetch_offset, replica.hw)
         if part.fetch_offset != replica.log_end_offset:
             return  # not at its log end (a snapshot download...): leave it stepped
+        if not only_noops(self.c.replica(leader).log, replica._next,  # noqa: SLF001
+                          self.c.replica(leader).log_end_offset):
+            return  # records the broker has yet to apply, beyond NoOps: step them
         self.sched.cancel(entry)
         d.guard = self.sched.call_at(entry[0], self._at_leader, d, entry[1])
         process = self.sim.process(b)
@@ -278,11 +303,14 @@ class BrokerLoops:
         d.guard = None
         process = self.sim.process(d.broker)
         timer = process._timer  # noqa: SLF001
-        if timer is not None and timer[0] <= now:  # its own work is due in this event
+        offset, end = d.answer[0], d.answer[1]
+        if (timer is not None and timer[0] <= now) or \
+                not only_noops(self.c.replica(self.leader).log, offset, end):
+            # its own work is due in this event, or the answer brings records it reacts to
             self.stats["stepped_at_due"] += 1
             self._materialize(d.broker, deliver_answer=True)
             return
-        offset, end, hw, start = d.answer
+        hw, start = d.answer[2], d.answer[3]
         d.answers.append((now, offset, end, hw, start))
         d.answer = None
         d.offset = max(d.offset, end)
@@ -425,8 +453,11 @@ class BrokerLoops:
             if gen.last_ms is None or (gen.max_interval_ms and
                                        gen.last_ms + gen.max_interval_ms <= last_at):
                 return False
-            window = sum(batch_bytes(b) for b in
-                         leader_log.batches_between(replica._next, max(final_hw, replica._next)))  # noqa: SLF001
+            batches = leader_log.batches_between(replica._next,  # noqa: SLF001
+                                                 max(final_hw, replica._next))  # noqa: SLF001
+            if any(getattr(b, "records", None) is None for b in batches):
+                return False  # settled below a leader's snapshot: sizes unknown here
+            window = sum(batch_bytes(b) for b in batches)
             if gen.bytes_since + window >= gen.max_bytes:
                 return False
         first_offset, final_end = answers[0][1], answers[-1][2]
