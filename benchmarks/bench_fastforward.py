@@ -58,7 +58,8 @@ def main() -> int:
             hours[ff].append(row["hour"])
             stats = row["stats"] or stats
     for ff in (False, True):
-        print(f"fast_forward={ff}: {min(hours[ff]):.2f}-{max(hours[ff]):.2f} cpu-s per virtual hour")
+        print(f"fast_forward={ff}: {min(hours[ff]):.2f}-{max(hours[ff]):.2f} "
+              "cpu-s per virtual hour")
     print(f"on/off, best of each: {min(hours[True]) / min(hours[False]):.2f}; {stats}")
     return 0
 

@@ -91,7 +91,8 @@ def main() -> int:
     for kind, ns in sorted(cost.items(), key=lambda kv: -kv[1]):
         print(f"  {ns / total:6.1%}  {count[kind] / secs:6.2f}/s  "
               f"{ns / count[kind] / 1000:6.1f} us each  {kind}")
-    print(f"idle per why_not_idle: {idle}/{samples} sampled instants ({idle / max(1, samples):.1%})")
+    print(f"idle per why_not_idle: {idle}/{samples} sampled instants "
+          f"({idle / max(1, samples):.1%})")
     windows, trips = [], []
     for b in sorted(brokers):
         marks = own[b]

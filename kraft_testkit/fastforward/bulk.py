@@ -19,9 +19,10 @@ leader would have sent it and handed to the broker's machine at its own instant 
 append, listener deliveries, image, logic and timer run as stepping runs them), the fetches
 it sends are swallowed (they were accounted for), the links' counters and FIFO instants are
 set where stepping left them, and the one message in flight (or the parked fetch) is put
-back. What it saves is the leader's events for the brokers' fetches and the per-event
-overhead of the brokers' (scheduler, wire codec, invariants); the brokers' node code still
-runs once per answer (benchmarks/README.md says what a batched fill-in would add).
+back. A window's NoOp answers are handed over as one when nothing that depends on the instant
+happens between them (``_can_batch``). What it saves is the leader's events for the brokers'
+fetches and the per-event wire codec and invariants of the brokers' (benchmarks/README.md has
+the figures and what is left).
 
 Anything the model does not cover raises :class:`InexactFastForward` rather than going on.
 """
@@ -31,11 +32,10 @@ from __future__ import annotations
 from typing import Any
 
 from kraft_testkit.errors import KraftError
+from kraft_testkit.fastforward.answers import directory, fetch_part, only_noops, read_until
 from kraft_testkit.fastforward.idle import is_idle, why_not_idle
 from kraft_testkit.fastforward.observer_loop import LinkClock
 from kraft_testkit.metadata.snapshot_generator import batch_bytes
-from kraft_testkit.protocol import messages as M
-from kraft_testkit.protocol.frames import encode_metadata
 from kraft_testkit.protocol.records import iter_batches
 from kraft_testkit.raft import errors as E
 from kraft_testkit.raft import rpc
@@ -43,26 +43,6 @@ from kraft_testkit.raft.replica import _Parked
 from kraft_testkit.sim.errors import InvalidArgument
 from kraft_testkit.sim.network import Packet
 from kraft_testkit.sim.node import Effects
-
-
-#: A NoOpRecord's value in the metadata log (frame v1, type 20, version 0, no tagged fields):
-#: the one record a computed answer may carry (anything else makes the broker react).
-NOOP_VALUE = encode_metadata(M.NoOpRecord(), 0)
-
-
-def only_noops(log: Any, start: int, end: int) -> bool:
-    """Whether the log's batches in [start, end) hold NoOpRecords only (and are still
-    decoded: a settled batch below a snapshot says nothing of its records)."""
-    if start >= end:
-        return True
-    if start < log.start_offset:
-        return False
-    for batch in log.batches_between(start, end):
-        records = getattr(batch, "records", None)
-        if records is None or batch.is_control or \
-                any(r.value != NOOP_VALUE for r in records):
-            return False
-    return True
 
 
 class InexactFastForward(KraftError):
@@ -241,7 +221,7 @@ class BrokerLoops:
             self._materialize(d.broker, deliver_request=True)
             return
         self.stats["computed"] += 1
-        r._update_replica(d.broker, _directory(d.request), d.offset, now)  # noqa: SLF001
+        r._update_replica(d.broker, directory(d.request), d.offset, now)  # noqa: SLF001
         if parks:
             d.phase, d.deadline = "parked", deadline
             self._sync_leader_wake()
@@ -250,7 +230,8 @@ class BrokerLoops:
 
     def _answer(self, d: _Detached, now: int, end: int, hw: int) -> None:
         at, tie = d.to_broker.arrival(now)
-        d.phase, d.answer = "to_broker", (d.offset, end, hw, self.c.replica(self.leader).log_start_offset)
+        start = self.c.replica(self.leader).log_start_offset
+        d.phase, d.answer = "to_broker", (d.offset, end, hw, start)
         d.guard = self.sched.call_at(at, self._at_broker, d, tie)
 
     def _after_leader_event(self, before: tuple[int, int], out: Any) -> Any:
@@ -264,7 +245,7 @@ class BrokerLoops:
         if state != before:
             for d in self.detached.values():
                 if d.phase == "parked":
-                    r._update_replica(d.broker, _directory(d.request), d.offset, now)  # noqa: SLF001
+                    r._update_replica(d.broker, directory(d.request), d.offset, now)  # noqa: SLF001
                     self._answer(d, now, *state)
         return self._sync_leader_wake(out)
 
@@ -329,7 +310,7 @@ class BrokerLoops:
         log = r.log
         if log.start_offset > offset:
             raise InexactFastForward("the leader's log start moved past a computed fetch")
-        records = _read_until(log, offset, end, min(_part(d.request).partition_max_bytes,
+        records = read_until(log, offset, end, min(fetch_part(d.request).partition_max_bytes,
                                                     r.config.fetch_max_bytes))
         if records:
             body = rpc.fetch_response(E.NONE, r.epoch, r.id, hw, start, records)
@@ -387,7 +368,7 @@ class BrokerLoops:
                 if len(sent) != 1:
                     raise InexactFastForward(f"broker {b} sent {len(sent)} fetches for one answer")
                 d.request = sent.pop()
-                if _part(d.request).fetch_offset != max(offset, end):
+                if fetch_part(d.request).fetch_offset != max(offset, end):
                     raise InexactFastForward(f"broker {b}'s fetch offset differs from the model")
                 timer = process._timer  # noqa: SLF001
                 nxt = answers[i + 1][0] if i + 1 < len(answers) else now
@@ -461,8 +442,9 @@ class BrokerLoops:
             if gen.bytes_since + window >= gen.max_bytes:
                 return False
         first_offset, final_end = answers[0][1], answers[-1][2]
-        records = _read_until(leader_log, first_offset, final_end, min(
-            _part(d.request).partition_max_bytes, self.c.replica(self.leader).config.fetch_max_bytes))
+        max_bytes = min(fetch_part(d.request).partition_max_bytes,
+                        self.c.replica(self.leader).config.fetch_max_bytes)
+        records = read_until(leader_log, first_offset, final_end, max_bytes)
         covered = first_offset
         for _, batch in iter_batches(records):
             covered = batch.last_offset + 1
@@ -497,25 +479,3 @@ class BrokerLoops:
         if node is not None:
             del node.on_message, node.on_timer
         self.leader = None
-
-
-def _part(request: Any) -> Any:
-    return rpc.fetch_partition(request.body)
-
-
-def _directory(request: Any) -> Any:
-    return _part(request).replica_directory_id
-
-
-def _read_until(log: Any, offset: int, end: int, max_bytes: int) -> bytes:
-    """``log.read(offset, max_bytes)`` as it was when the log ended at ``end``."""
-    if offset >= end:
-        return b""
-    data = log.read(offset, max_bytes)
-    out = []
-    for start, batch in iter_batches(data):
-        if batch.base_offset >= end:
-            break
-        size = 12 + int.from_bytes(data[start + 8:start + 12], "big", signed=True)
-        out.append(data[start:start + size])
-    return b"".join(out)
