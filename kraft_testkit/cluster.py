@@ -178,7 +178,8 @@ class Cluster(VoterOps, SimulationFacade, AdminOperations):
                  wire: bool = True, invariants: bool = True, link: LinkProfile | None = None,
                  boot: bool = True, boot_timeout_ms: int = 60_000, combined: bool = False,
                  trace_keep: int | None = 10_000, names: str = "short",
-                 features: Mapping[str, int] | None = None, kraft_version: int = 0) -> None:
+                 features: Mapping[str, int] | None = None, kraft_version: int = 0,
+                 fast_forward: bool = False) -> None:
         from .controller.handlers import build_controller
         from .invariants import ClusterInvariants
         from .node import KraftNode
@@ -269,7 +270,10 @@ class Cluster(VoterOps, SimulationFacade, AdminOperations):
                                              ("features", features),
                                              ("kraft_version", kraft_version))
                   if v != _DEFAULTS[k]]
+        if fast_forward:
+            shape.append("fast_forward=True")
         self.sim.replay_hint = f"Cluster({', '.join(shape)}) and the same steps"
+        self.fast_forward = fast_forward  # run_for computes the brokers' idle fetch loops
         self.invariants = ClusterInvariants(self)
         if invariants:
             self.sim.add_invariant(self.invariants, "cluster")
@@ -313,6 +317,14 @@ class Cluster(VoterOps, SimulationFacade, AdminOperations):
         """Nodes that refused to start because their files are damaged, with the reason."""
         return {n: p.failure for n, p in self.sim.processes.items()
                 if p.state.value == "failed" and p.failure is not None}
+
+    def run_for(self, ms: int) -> None:
+        """Let ``ms`` virtual milliseconds pass; with ``fast_forward=True`` the brokers'
+        metadata fetch loops are computed in idle stretches (kraft_testkit/fastforward/bulk.py)."""
+        if not self.fast_forward:
+            return super().run_for(ms)
+        from .fastforward.bulk import BrokerLoops
+        BrokerLoops(self).run_for(ms)
 
     def __repr__(self) -> str:
         active = self.active_controller
@@ -669,3 +681,17 @@ class ClusterNetwork(NetworkControl):
 
     def one_way(self, srcs: Any, dsts: Any) -> Any:
         return super().one_way(self._ids(srcs), self._ids(dsts))
+
+    def _endpoints(self, kwargs: dict) -> dict:
+        """``src=`` and ``dst=`` of a filter as ids (a handle was a bare TypeError)."""
+        return {k: self._ids(v) if k in ("src", "dst") and v is not None else v
+                for k, v in kwargs.items()}
+
+    def drop(self, match: Any = None, **kwargs: Any) -> Any:
+        return super().drop(match, **self._endpoints(kwargs))
+
+    def delay(self, ms: int, match: Any = None, **kwargs: Any) -> Any:
+        return super().delay(ms, match, **self._endpoints(kwargs))
+
+    def hold(self, match: Any = None, **kwargs: Any) -> Any:
+        return super().hold(match, **self._endpoints(kwargs))

@@ -39,6 +39,7 @@ _CHECKS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "invariants": (lambda v: type(v) is bool, "True or False"),
     "boot": (lambda v: type(v) is bool, "True or False"),
     "combined": (lambda v: type(v) is bool, "True or False"),
+    "fast_forward": (lambda v: type(v) is bool, "True or False"),
     "boot_timeout_ms": (lambda v: _is_int(v, 1), "an int >= 1 (virtual ms)"),
     "trace_keep": (lambda v: v is None or _is_int(v, 1), "an int >= 1 or None (keep all)"),
     "racks": (lambda v: v is None or (type(v) is int and v >= 1) or
