@@ -39,7 +39,7 @@ from kraft_testkit.metadata.snapshot_generator import batch_bytes
 from kraft_testkit.protocol.records import iter_batches
 from kraft_testkit.raft import errors as E
 from kraft_testkit.raft import rpc
-from kraft_testkit.raft.replica import _Parked
+from kraft_testkit.raft.replica_state import _Parked
 from kraft_testkit.sim.errors import InvalidArgument
 from kraft_testkit.sim.network import Packet
 from kraft_testkit.sim.node import Effects

@@ -38,14 +38,14 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from kraft_testkit.protocol import messages as M
-from kraft_testkit.protocol.errors import DecodeError
 from kraft_testkit.protocol.frames import encode_control
-from kraft_testkit.protocol.records import RecordBatch, encode_batch, iter_batches
+from kraft_testkit.protocol.records import RecordBatch, encode_batch
 from kraft_testkit.protocol.uuid import Uuid
 from kraft_testkit.raft import errors as E
 from kraft_testkit.raft import reconfig, rpc
 from kraft_testkit.raft.config import RaftConfig
-from kraft_testkit.raft.errors import LogError, NotLeader
+from kraft_testkit.raft.election_rpcs import ElectionRpcs
+from kraft_testkit.raft.errors import NotLeader
 from kraft_testkit.raft.listener import RaftListener
 from kraft_testkit.raft.log import (
     LEADER_EPOCH_CHECKPOINT,
@@ -54,7 +54,22 @@ from kraft_testkit.raft.log import (
     decode_epoch_checkpoint,
     encode_epoch_checkpoint,
 )
-from kraft_testkit.raft.snapshot import decode_snapshot, encode_snapshot
+from kraft_testkit.raft.replica_state import (
+    UNATTACHED,
+    VOTED,
+    CANDIDATE,
+    LEADER,
+    FOLLOWER,
+    RESIGNED,
+    PROSPECTIVE,
+    _ELECTION_BACKOFF_BASE_MS,
+    _NO_DIR,
+    _Conn,
+    _Leadership,
+    _Download,
+)
+from kraft_testkit.raft.replication import Replication
+from kraft_testkit.raft.snapshot import encode_snapshot
 from kraft_testkit.raft.voter_state import VoterSetState
 from kraft_testkit.raft.voters import VoterHistory, VoterSet, control_values, default_endpoints
 from kraft_testkit.raft.state import (
@@ -72,94 +87,8 @@ from kraft_testkit.sim.node import NEVER, DiskOp, Effects, Replace
 if TYPE_CHECKING:
     from random import Random  # handed in by the simulator: the replica draws from no other
 
-UNATTACHED, VOTED, CANDIDATE, LEADER, FOLLOWER, RESIGNED, PROSPECTIVE = (
-    "unattached", "voted", "candidate", "leader", "follower", "resigned", "prospective")
-_ELECTION_BACKOFF_BASE_MS = 100  # Kafka's RETRY_BACKOFF_BASE_MS
-_NO_DIR = Uuid.ZERO
 
-
-class _Conn:
-    """Kafka's RequestManager.ConnectionState: one request in flight per destination."""
-
-    __slots__ = ("backoff_until", "cid", "sent_at")
-
-    def __init__(self) -> None:
-        self.cid: int | None = None
-        self.sent_at = 0
-        self.backoff_until = 0
-
-    def ready_at(self, request_timeout_ms: int) -> int:
-        return self.sent_at + request_timeout_ms if self.cid is not None else self.backoff_until
-
-
-class Progress:
-    """What the leader knows of one replica's log (DescribeQuorum's ReplicaState)."""
-
-    __slots__ = ("caught_up_ms", "directory_id", "end_offset", "last_fetch_ms", "replica_id")
-
-    def __init__(self, replica_id: int, directory_id: Uuid, end_offset: int = -1) -> None:
-        self.replica_id = replica_id
-        self.directory_id = directory_id
-        self.end_offset = end_offset
-        self.last_fetch_ms = -1
-        self.caught_up_ms = -1
-
-
-class _Parked:
-    """A fetch the leader holds until new data, a new high watermark, or its max wait."""
-
-    __slots__ = ("cid", "deadline", "partition", "replica_id", "src")
-
-    def __init__(self, src: int, cid: int, replica_id: int, partition: Any, deadline: int) -> None:
-        self.src = src
-        self.cid = cid
-        self.replica_id = replica_id
-        self.partition = partition
-        self.deadline = deadline
-
-
-class _Leadership:
-    """State only a leader has (Kafka's LeaderState)."""
-
-    __slots__ = (
-        "acked",
-        "change",
-        "check_deadline",
-        "drain_at",
-        "epoch_start",
-        "fetched",
-        "observers",
-        "parked",
-        "pending",
-        "voters",
-        "wake_parked",
-    )
-
-    def __init__(self, epoch_start: int, voters: Mapping[int, Uuid], check_deadline: int) -> None:
-        self.epoch_start = epoch_start
-        self.voters = {v: Progress(v, d) for v, d in voters.items()}
-        self.observers: dict[int, Progress] = {}
-        self.acked: set[int] = set()  # voters that know this leader (BeginQuorumEpoch)
-        self.fetched: set[int] = set()  # voters that fetched since the last check-quorum reset
-        self.check_deadline = check_deadline
-        self.parked: list[_Parked] = []
-        self.pending: list[bytes] = []  # appended values waiting for the linger time
-        self.drain_at = NEVER
-        self.wake_parked = False
-        self.change: reconfig.PendingChange | None = None  # a voter change awaiting its commit
-
-
-class _Download:
-    """A snapshot being fetched from the leader, chunk by chunk, kept in memory until whole."""
-
-    __slots__ = ("data", "snapshot_id")
-
-    def __init__(self, snapshot_id: tuple[int, int]) -> None:
-        self.snapshot_id = snapshot_id
-        self.data = bytearray()
-
-
-class RaftReplica(VoterSetState):
+class RaftReplica(ElectionRpcs, Replication, VoterSetState):
     """One replica of ``__cluster_metadata-0``: a simulator node (``on_start``/``on_message``/
     ``on_timer``) plus the API the layer above uses (``append``, ``resign``, ``describe_quorum``).
 
@@ -824,218 +753,6 @@ class RaftReplica(VoterSetState):
             return E.NOT_LEADER_OR_FOLLOWER
         return E.NONE
 
-    def _on_vote_request(self, src: int, cid: int, req: Any, now: int) -> None:
-        if not self._cluster_ok(req.cluster_id):
-            return self._respond(src, cid, M.VoteResponse(error_code=E.INCONSISTENT_CLUSTER_ID))
-        p = rpc.vote_partition(req)
-        if p is None:
-            return self._respond(src, cid, M.VoteResponse(error_code=E.INVALID_REQUEST))
-        cand, cepoch, pre_vote = p.candidate_id, p.candidate_epoch, p.pre_vote
-        # a candidate bumped its epoch past its log's; a prospective asks in its own epoch
-        if p.last_offset < 0 or p.last_offset_epoch < 0 or p.last_offset_epoch > cepoch or \
-                not pre_vote and p.last_offset_epoch == cepoch:
-            error = E.INVALID_REQUEST
-        else:
-            error = self._voter_only_error(cand, cepoch, p.candidate_directory_id,
-                                           p.voter_directory_id)
-        granted = False
-        if error == E.NONE:
-            if cepoch > self.epoch:
-                self._to_unattached(cepoch, now)
-            if pre_vote:
-                granted = self._grants_pre_vote(p)
-            elif self.role == PROSPECTIVE and cepoch == self.epoch and self.leader_id is None:
-                granted = self.voted_id == cand if self.voted_id is not None else \
-                    self._log_up_to_date(p)
-                if granted and self.voted_id is None:
-                    self._to_voted(cand, now)
-            elif self.role == UNATTACHED:
-                granted = (p.last_offset_epoch, p.last_offset) >= (self.log.last_epoch,
-                                                                   self.log.end_offset)
-                if granted:
-                    self._to_voted(cand, now)  # persisted (and synced) before the answer leaves
-            elif self.role == VOTED:
-                granted = self.voted_id == cand
-        self._respond(src, cid, rpc.vote_response(error, self.epoch, self._leader_or_nil(), granted))
-
-    def _log_up_to_date(self, p: Any) -> bool:
-        return (p.last_offset_epoch, p.last_offset) >= (self.log.last_epoch, self.log.end_offset)
-
-    def _grants_pre_vote(self, p: Any) -> bool:
-        """KIP-996: grant when the log is up to date, unless this replica leads, has resigned,
-        or follows a leader it has fetched from in this epoch (the leader is alive)."""
-        if self.role in (LEADER, RESIGNED):
-            return False
-        if self.role == FOLLOWER and self._fetched_from_leader:
-            return False
-        return self._log_up_to_date(p)
-
-    def _on_begin_epoch_request(self, src: int, cid: int, req: Any, now: int) -> None:
-        if not self._cluster_ok(req.cluster_id):
-            return self._respond(src, cid, M.BeginQuorumEpochResponse(
-                error_code=E.INCONSISTENT_CLUSTER_ID))
-        p = rpc.vote_partition(req)
-        if p is None:
-            return self._respond(src, cid, M.BeginQuorumEpochResponse(error_code=E.INVALID_REQUEST))
-        error = self._voter_only_error(p.leader_id, p.leader_epoch, my_dir=p.voter_directory_id)
-        if error == E.NONE:
-            self._maybe_transition(p.leader_id, p.leader_epoch, now)
-        self._respond(src, cid, rpc.begin_epoch_response(error, self.epoch, self._leader_or_nil()))
-
-    def _on_end_epoch_request(self, src: int, cid: int, req: Any, now: int) -> None:
-        if not self._cluster_ok(req.cluster_id):
-            return self._respond(src, cid, M.EndQuorumEpochResponse(
-                error_code=E.INCONSISTENT_CLUSTER_ID))
-        p = rpc.vote_partition(req)
-        if p is None:
-            return self._respond(src, cid, M.EndQuorumEpochResponse(error_code=E.INVALID_REQUEST))
-        error = self._voter_only_error(p.leader_id, p.leader_epoch)
-        if error == E.NONE:
-            self._maybe_transition(p.leader_id, p.leader_epoch, now)
-            if self.role == FOLLOWER and self.leader_id == p.leader_id:
-                backoff = self._successor_backoff(rpc.preferred_successors(p))
-                self._deadline = min(self._deadline, now + backoff)
-        self._respond(src, cid, rpc.end_epoch_response(error, self.epoch, self._leader_or_nil()))
-
-    def _on_fetch_request(self, src: int, cid: int, req: Any, now: int) -> None:
-        if not self._cluster_ok(req.cluster_id):
-            return self._respond(src, cid, M.FetchResponse(error_code=E.INCONSISTENT_CLUSTER_ID))
-        p = rpc.fetch_partition(req)
-        if p is None:
-            return self._respond(src, cid, M.FetchResponse(error_code=E.INVALID_REQUEST))
-        if req.max_wait_ms < 0 or p.fetch_offset < 0 or p.last_fetched_epoch < 0 \
-                or p.last_fetched_epoch > p.current_leader_epoch:
-            return self._respond(src, cid, rpc.fetch_response(
-                E.INVALID_REQUEST, self.epoch, self._leader_or_nil()))
-        replica = rpc.fetch_replica_id(req)
-        deadline = now + req.max_wait_ms if req.max_wait_ms > 0 else 0
-        self._answer_fetch(src, cid, replica, p, now, may_park=deadline > 0, deadline=deadline)
-
-    def _answer_fetch(self, src: int, cid: int, replica: int, p: Any, now: int,
-                      may_park: bool, deadline: int = 0) -> None:
-        """Answer a fetch now, or park it (nothing new yet and the follower is willing to wait)."""
-        error = self._leader_only_error(p.current_leader_epoch)
-        if error != E.NONE:
-            return self._respond(src, cid, rpc.fetch_response(error, self.epoch,
-                                                              self._leader_or_nil()))
-        log = self.log
-        kind, where = log.validate(p.fetch_offset, p.last_fetched_epoch)
-        if kind == "valid":
-            self._update_replica(replica, p.replica_directory_id, p.fetch_offset, now)
-            if p.fetch_offset >= log.end_offset and may_park:
-                assert self._lead is not None
-                self._lead.parked.append(_Parked(src, cid, replica, p, deadline))
-                return
-            records = log.read(p.fetch_offset, min(p.partition_max_bytes,
-                                                   self.config.fetch_max_bytes))
-            if records:
-                body = rpc.fetch_response(E.NONE, self.epoch, self.id, self.hw, log.start_offset,
-                                          records)
-            else:  # the common answer at steady state: build it once per state
-                key = (self.epoch, self.hw, log.start_offset)
-                cached = self._empty_fetch
-                if cached is None or cached[0] != key:
-                    cached = self._empty_fetch = (key, rpc.fetch_response(
-                        E.NONE, self.epoch, self.id, self.hw, log.start_offset))
-                body = cached[1]
-        elif kind == "diverging":
-            body = rpc.fetch_response(E.NONE, self.epoch, self.id, self.hw, log.start_offset,
-                                      diverging=where)
-        else:
-            body = rpc.fetch_response(E.NONE, self.epoch, self.id, self.hw, log.start_offset,
-                                      snapshot_id=where)
-        self._respond(src, cid, body)
-
-    def _update_replica(self, replica: int, directory: Uuid, offset: int, now: int) -> None:
-        lead = self._lead
-        assert lead is not None
-        if replica < 0 or replica == self.id:
-            return  # a client's fetch, or one claiming to be this leader: nothing to track
-        progress = lead.voters.get(replica)
-        is_voter = progress is not None and (directory == _NO_DIR or
-                                             directory == self.voters[replica])
-        if progress is not None and not is_voter:
-            progress.end_offset = -1  # the voter's disk is gone: what it acknowledged went too
-        if not is_voter:
-            progress = lead.observers.get(replica)
-            if progress is None:
-                progress = lead.observers[replica] = Progress(replica, directory)
-            progress.directory_id = directory
-        assert progress is not None
-        moved = progress.end_offset != offset
-        progress.end_offset = offset
-        progress.last_fetch_ms = now
-        if offset >= self.log.end_offset:
-            progress.caught_up_ms = now
-        if is_voter:
-            lead.acked.add(replica)
-            self._check_quorum_fetch(replica, now)
-            if moved:
-                self._update_high_watermark()
-
-    def _check_quorum_fetch(self, voter: int, now: int) -> None:
-        lead = self._lead
-        assert lead is not None
-        lead.fetched.add(voter)
-        if len(lead.fetched) + (self.id in self.voters) >= self.majority:
-            lead.fetched.clear()
-            lead.check_deadline = now + self.config.fetch_timeout_ms * 3 // 2
-
-    def _on_fetch_snapshot_request(self, src: int, cid: int, req: Any, now: int) -> None:
-        if not self._cluster_ok(req.cluster_id):
-            return self._respond(src, cid, M.FetchSnapshotResponse(
-                error_code=E.INCONSISTENT_CLUSTER_ID))
-        if len(req.topics) != 1 or len(req.topics[0].partitions) != 1:
-            return self._respond(src, cid, M.FetchSnapshotResponse(error_code=E.INVALID_REQUEST))
-        p = rpc.snapshot_partition(req)
-        epoch, leader = self.epoch, self._leader_or_nil()
-        if p is None:
-            return self._respond(src, cid, rpc.fetch_snapshot_response(
-                E.UNKNOWN_TOPIC_OR_PARTITION, epoch, leader))
-        error = self._leader_only_error(p.current_leader_epoch)
-        if error != E.NONE:
-            return self._respond(src, cid, rpc.fetch_snapshot_response(error, epoch, leader))
-        sid = (p.snapshot_id.end_offset, p.snapshot_id.epoch)
-        snapshot = self.log.snapshot
-        if snapshot is None or snapshot.snapshot_id != sid:
-            return self._respond(src, cid, rpc.fetch_snapshot_response(
-                E.SNAPSHOT_NOT_FOUND, epoch, leader))
-        size = len(snapshot.data)
-        if not 0 <= p.position < size:
-            return self._respond(src, cid, rpc.fetch_snapshot_response(
-                E.POSITION_OUT_OF_RANGE, epoch, leader))
-        if req.replica_id in self.voters and p.replica_directory_id in (
-                _NO_DIR, self.voters[req.replica_id]):
-            self._check_quorum_fetch(req.replica_id, now)
-        chunk = min(max(req.max_bytes, 1), self.config.fetch_snapshot_max_bytes)
-        data = snapshot.data[p.position:p.position + chunk]
-        self._respond(src, cid, rpc.fetch_snapshot_response(E.NONE, epoch, leader, sid, size,
-                                                            p.position, data))
-
-    def _on_describe_quorum_request(self, src: int, cid: int, req: Any, now: int) -> None:
-        if len(req.topics) != 1 or len(req.topics[0].partitions) != 1 \
-                or req.topics[0].topic_name != rpc.TOPIC \
-                or req.topics[0].partitions[0].partition_index != rpc.PARTITION:
-            return self._respond(src, cid, rpc.describe_quorum_response(
-                E.UNKNOWN_TOPIC_OR_PARTITION, -1, -1, -1, [], []))
-        self._respond(src, cid, self._describe_quorum())
-
-    def _describe_quorum(self) -> Any:
-        lead = self._lead
-        if self.role != LEADER or lead is None:
-            return rpc.describe_quorum_response(E.NOT_LEADER_OR_FOLLOWER, self._leader_or_nil(),
-                                                self.epoch, -1, [], [])
-
-        def state(p: Progress) -> Any:
-            return rpc.replica_state(p.replica_id, p.directory_id, p.end_offset,
-                                     p.last_fetch_ms, p.caught_up_ms)
-        voters = [state(lead.voters[v]) for v in sorted(lead.voters)]
-        observers = [state(lead.observers[o]) for o in sorted(lead.observers)]
-        hw = self.hw if self.hw > lead.epoch_start else -1
-        latest = self.history.latest if self.dynamic else None
-        nodes = {v.id: v.endpoints for v in latest.voters.values()} if latest is not None else None
-        return rpc.describe_quorum_response(E.NONE, self.id, self.epoch, hw, voters, observers,
-                                            nodes)
 
     # ================================================================== response handlers
 
@@ -1057,71 +774,6 @@ class RaftReplica(VoterSetState):
     # A voter-only request answered INCONSISTENT_VOTER_SET went to a replica that is not the
     # voter we know (a wiped disk, KIP-853): asking again cannot help, so it counts as answered.
 
-    def _on_vote_response(self, src: int, _: None, resp: Any, now: int) -> bool:
-        p = rpc.vote_partition(resp)
-        if resp.error_code != E.NONE or p is None:
-            return False
-        if src not in self.voters:
-            return True  # not a voter (any more): its answer does not count
-        not_voter = p.error_code in (E.INCONSISTENT_VOTER_SET, E.INVALID_VOTER_KEY)
-        if not not_voter:
-            handled = self._common(p.error_code, p.leader_id, p.leader_epoch, now)
-            if handled is not None:
-                return handled
-        if self.role == PROSPECTIVE:
-            if p.error_code == E.NONE and p.vote_granted:
-                self._granted.add(src)
-                if len(self._granted) >= self.majority:
-                    self._start_candidacy(now)
-            elif p.error_code == E.NONE or not_voter:
-                self._rejected.add(src)  # the poll falls back once the pre-vote is lost
-            else:
-                return False
-            return True
-        if self.role != CANDIDATE:
-            return True
-        if p.error_code == E.NONE and p.vote_granted:
-            self._granted.add(src)
-            if len(self._granted) >= self.majority:
-                self._to_leader(now)
-            return True
-        if p.error_code == E.NONE or not_voter:
-            self._rejected.add(src)
-            lost = len(self._rejected) > len(self.voters) - self.majority
-            if lost and self._backoff_until is None:
-                self._backoff_until = now + self._election_backoff()
-            return True
-        return False
-
-    def _epoch_answer(self, resp: Any, now: int) -> bool | None:
-        """What Begin/EndQuorumEpoch answers have in common: None when the voter acknowledged
-        our epoch, else the outcome for the connection (True: handled, False: retry later)."""
-        p = rpc.vote_partition(resp)
-        if resp.error_code != E.NONE or p is None:
-            return False
-        if p.error_code not in (E.INCONSISTENT_VOTER_SET, E.INVALID_VOTER_KEY):
-            handled = self._common(p.error_code, p.leader_id, p.leader_epoch, now)
-            if handled is not None:
-                return handled
-            if p.error_code != E.NONE:
-                return False
-        return None
-
-    def _on_begin_epoch_response(self, src: int, _: None, resp: Any, now: int) -> bool:
-        outcome = self._epoch_answer(resp, now)
-        if outcome is not None:
-            return outcome
-        if self._lead is not None:
-            self._lead.acked.add(src)
-        return True
-
-    def _on_end_epoch_response(self, src: int, _: None, resp: Any, now: int) -> bool:
-        outcome = self._epoch_answer(resp, now)
-        if outcome is not None:
-            return outcome
-        self._unacked.discard(src)
-        return True
-
     def _leader_answer(self, resp: Any, p: Any, now: int) -> bool | None:
         """What Fetch and FetchSnapshot answers have in common: None to go on with partition
         ``p``, else the outcome for the connection (an unusable answer, or one about epochs)."""
@@ -1130,130 +782,8 @@ class RaftReplica(VoterSetState):
         leader = p.current_leader
         return self._common(p.error_code, leader.leader_id, leader.leader_epoch, now)
 
-    def _on_fetch_response(self, src: int, _: None, resp: Any, now: int) -> bool:
-        p = rpc.fetch_response_partition(resp)
-        handled = self._leader_answer(resp, p, now)
-        if handled is not None:
-            return handled
-        if p.error_code != E.NONE:
-            return False
-        if self.role != FOLLOWER or src != self.leader_id:
-            return True
-        log = self.log
-        diverging, snapshot_id = p.diverging_epoch, p.snapshot_id
-        if diverging.epoch >= 0:
-            cut = log.truncation_point(diverging.epoch, diverging.end_offset)
-            if cut < self.hw:
-                self.anomalies.append(f"asked to truncate to {cut}, below the high watermark "
-                                      f"{self.hw}")
-                return False
-            self._writes += log.truncate_to(cut)
-            self._sync = True
-            self.acknowledged = min(self.acknowledged, log.end_offset)
-            if self.dynamic and self.history.truncate(log.end_offset):
-                self._refresh_voters()  # KIP-853: truncating a VotersRecord reverts it
-        elif snapshot_id.epoch >= 0 or snapshot_id.end_offset >= 0:
-            if snapshot_id.epoch < 0 or snapshot_id.end_offset < 0:
-                return False
-            self._download = _Download((snapshot_id.end_offset, snapshot_id.epoch))
-        else:
-            if p.records:
-                self._append_fetched(p.records)
-            if p.high_watermark >= 0:
-                hw = min(p.high_watermark, log.end_offset)
-                self.hw = max(self.hw, hw)
-        self._deadline = now + self.config.fetch_timeout_ms
-        self._fetched_from_leader = True
-        return True
-
-    def _append_fetched(self, records: bytes) -> None:
-        """Append the whole batches that continue the log; stop at anything else."""
-        log = self.log
-        data = bytes(records)
-        try:
-            for pos, batch in iter_batches(data, allow_truncated_tail=True):
-                if batch.base_offset != log.end_offset or not batch.crc_valid \
-                        or batch.partition_leader_epoch > self.epoch \
-                        or batch.partition_leader_epoch < log.last_epoch:
-                    break
-                end = pos + 12 + int.from_bytes(data[pos + 8:pos + 12], "big", signed=True)
-                self._writes += log.append(batch, data[pos:end])
-                self._sync = True
-                if batch.is_control and self.history.add_batch(batch):
-                    self.dynamic = True
-                    self._refresh_voters()
-        except DecodeError:
-            pass
-
-    def _on_fetch_snapshot_response(self, src: int, _: None, resp: Any, now: int) -> bool:
-        p = rpc.snapshot_partition(resp)
-        handled = self._leader_answer(resp, p, now)
-        if handled is not None:
-            return handled
-        download = self._download
-        if self.role != FOLLOWER or download is None:
-            return True
-        sid = (p.snapshot_id.end_offset, p.snapshot_id.epoch)
-        if p.error_code == E.SNAPSHOT_NOT_FOUND or sid[0] < 0 or sid[1] < 0:
-            self._download = None  # the leader moved on to a newer snapshot: fetch again
-            self._deadline = now + self.config.fetch_timeout_ms
-            return True
-        if p.error_code != E.NONE or sid != download.snapshot_id \
-                or p.position != len(download.data):
-            return False
-        download.data += p.unaligned_records
-        if len(download.data) >= p.size:
-            self._download = None
-            try:
-                snapshot = decode_snapshot(sid[0], sid[1], bytes(download.data))
-            except LogError as e:
-                self.anomalies.append(f"fetched snapshot is invalid: {e}")
-                return False
-            self._writes += self.log.install_fetched_snapshot(snapshot)
-            self._sync = True
-            self.acknowledged = min(self.acknowledged, self.log.end_offset)
-            self.hw = max(self.hw, snapshot.end_offset)
-            self._load_history()
-            self.dynamic = self.dynamic or self.history.latest is not None
-            self._refresh_voters()
-        self._deadline = now + self.config.fetch_timeout_ms
-        return True
 
     # ================================================================== request builders
-
-    def _vote_request(self, dst: int) -> Any:
-        return rpc.vote_request(self.cluster_id, self.epoch, self.id, self.dir, dst,
-                                self.voters[dst], self.log.last_epoch, self.log.end_offset)
-
-    def _pre_vote_request(self, dst: int) -> Any:
-        return rpc.vote_request(self.cluster_id, self.epoch, self.id, self.dir, dst,
-                                self.voters[dst], self.log.last_epoch, self.log.end_offset,
-                                pre_vote=True)
-
-    def _begin_epoch_request(self, dst: int) -> Any:
-        return rpc.begin_epoch_request(self.cluster_id, self.epoch, self.id, dst, self.voters[dst])
-
-    def _end_epoch_request(self, dst: int) -> Any:
-        return rpc.end_epoch_request(self.cluster_id, self.epoch, self.id,
-                                     [(s, self.voters[s]) for s in self._successors])
-
-    def _fetch_request(self, dst: int) -> Any:
-        log = self.log
-        key = (self.epoch, log.end_offset, log.last_epoch, self.config.fetch_max_wait_ms)
-        cached = self._fetch_cache
-        if cached is None or cached[0] != key:
-            cached = self._fetch_cache = (key, rpc.fetch_request(
-                self.cluster_id, self.id, self.dir, self.epoch, log.end_offset, log.last_epoch,
-                self.config.fetch_max_wait_ms, self.config.fetch_max_bytes))
-        self.acknowledged = max(self.acknowledged, log.end_offset)
-        return cached[1]
-
-    def _fetch_snapshot_request(self, dst: int) -> Any:
-        download = self._download
-        assert download is not None
-        return rpc.fetch_snapshot_request(self.cluster_id, self.id, self.epoch,
-                                          download.snapshot_id, len(download.data),
-                                          self.config.fetch_snapshot_max_bytes, self.dir)
 
     def __repr__(self) -> str:
         kind = "voter" if self.is_voter else "observer"

@@ -44,7 +44,7 @@ class VoterSetState:
     def _refresh_voters(self: Any) -> None:
         """Take the latest voter set (kraft.version 1; static voters never change) into effect:
         who votes, the majority, whether this replica votes, the leader's replica states."""
-        from kraft_testkit.raft.replica import Progress
+        from kraft_testkit.raft.replica_state import Progress
 
         if self.dynamic and self.history.latest is None and not self.formatted_dynamic:
             self.dynamic = False  # the upgrade to kraft.version 1 was truncated away
@@ -79,7 +79,7 @@ class VoterSetState:
         lead = self._lead
         p = lead.voters.get(self.id) or lead.observers.get(self.id)
         if p is None:
-            from kraft_testkit.raft.replica import Progress
+            from kraft_testkit.raft.replica_state import Progress
 
             p = lead.observers[self.id] = Progress(self.id, self.dir, self.log.end_offset)
         return p
