@@ -363,12 +363,7 @@ def handle_broker_shutdown(ctx: ControllerContext, broker_id: int, *,
     ELR and cannot lead (``handleBrokerUncleanShutdown``). Otherwise it just leaves the ISRs,
     as a fenced broker does."""
     if elr_enabled(ctx.image) and not clean:
-        records = _leader_and_isr_updates(ctx, _with_isr_member(ctx.image, broker_id),
-                                          unclean_shutdown=broker_id)
-        changed = {(r.message.topic_id, r.message.partition_id) for r in records}
-        later = ((t, p, reg) for t, p, reg in _with_elr_member(ctx.image, broker_id)
-                 if (t.id, p) not in changed)
-        return records + _leader_and_isr_updates(ctx, later, unclean_shutdown=broker_id)
+        return _out_of_isr_and_elr(ctx, broker_id, unclean_shutdown=broker_id)
     return _leader_and_isr_updates(ctx, _with_isr_member(ctx.image, broker_id),
                                    removing=broker_id)
 
@@ -391,12 +386,18 @@ def handle_broker_in_controlled_shutdown(ctx: ControllerContext,
 def handle_broker_unregistered(ctx: ControllerContext, broker_id: int) -> list[MetadataRecord]:
     """PartitionChangeRecords for unregistering ``broker_id`` (before its UnregisterBrokerRecord):
     out of every ISR, ELR and leadership. It stays in replica lists, as in Kafka."""
-    records = _leader_and_isr_updates(ctx, _with_isr_member(ctx.image, broker_id),
-                                      removing=broker_id)
+    return _out_of_isr_and_elr(ctx, broker_id, removing=broker_id)
+
+
+def _out_of_isr_and_elr(ctx: ControllerContext, broker_id: int,
+                        **how: int) -> list[MetadataRecord]:
+    """Changes for the partitions whose ISR holds ``broker_id``, then for those that hold it
+    only in their ELR (one change per partition)."""
+    records = _leader_and_isr_updates(ctx, _with_isr_member(ctx.image, broker_id), **how)
     changed = {(r.message.topic_id, r.message.partition_id) for r in records}
     later = ((t, p, reg) for t, p, reg in _with_elr_member(ctx.image, broker_id)
              if (t.id, p) not in changed)
-    return records + _leader_and_isr_updates(ctx, later, removing=broker_id)
+    return records + _leader_and_isr_updates(ctx, later, **how)
 
 
 def handle_broker_unfenced(ctx: ControllerContext, broker_id: int) -> list[MetadataRecord]:
