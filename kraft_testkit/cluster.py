@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -274,6 +275,8 @@ class Cluster(VoterOps, SimulationFacade, AdminOperations):
             shape.append("fast_forward=True")
         self.sim.replay_hint = f"Cluster({', '.join(shape)}) and the same steps"
         self.fast_forward = fast_forward  # run_for computes the brokers' idle fetch loops
+        #: what the fast path did so far (detached, computed, materialized, batched, ...)
+        self.fast_forward_stats: Counter[str] = Counter()
         self.invariants = ClusterInvariants(self)
         if invariants:
             self.sim.add_invariant(self.invariants, "cluster")
@@ -324,7 +327,11 @@ class Cluster(VoterOps, SimulationFacade, AdminOperations):
         if not self.fast_forward:
             return super().run_for(ms)
         from .fastforward.bulk import BrokerLoops
-        BrokerLoops(self).run_for(ms)
+        loops = BrokerLoops(self)
+        try:
+            loops.run_for(ms)
+        finally:
+            self.fast_forward_stats.update(loops.stats)
 
     def __repr__(self) -> str:
         active = self.active_controller
