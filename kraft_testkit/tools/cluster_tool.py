@@ -44,6 +44,7 @@ class NodeFiles:
     voted_id: int = -1
     voters: list[int] = field(default_factory=list)
     log_end_offset: int = 0
+    data_version: int = 0  # of quorum-state: 1 means kraft.version 1 (voters in the log)
 
     @property
     def node_id(self) -> int | None:
@@ -112,7 +113,8 @@ def read_directory(path: str | os.PathLike) -> DirectoryTarget:
                 raise ClusterToolError(f"{qs}: {e}") from None
             node.leader_id, node.epoch, node.voted_id = state.leader_id, state.epoch, state.voted_id
             node.voters = sorted(int(v.get("voterId", -1)) for v in obj.get("currentVoters") or ())
-            if obj.get("data_version") == 1:  # kraft.version 1: the voters are in the log
+            node.data_version = obj.get("data_version", 0)  # 0 or 1: decode checked it
+            if node.data_version == 1:  # kraft.version 1: the voters are in the log
                 node.voters = _log_voters(d / METADATA_DIR)
         node.log_end_offset = _log_end_offset(d / METADATA_DIR)
         nodes.append(node)

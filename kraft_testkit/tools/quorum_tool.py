@@ -11,6 +11,8 @@ directory whose voters are static (kraft.version 0) the answer is Kafka's UNSUPP
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from ..protocol.error_codes import KafkaApiError
@@ -22,22 +24,21 @@ from .cluster_tool import ClusterToolError, DirectoryTarget, reopen_kit_cluster
 def _reopen(target: Any) -> Any:
     if not isinstance(target, DirectoryTarget):
         return target
-    dynamic = any(n.epoch >= 0 and _data_version(n) == 1 for n in target.nodes)
+    dynamic = any(n.epoch >= 0 and n.data_version == 1 for n in target.nodes)
     return reopen_kit_cluster(target, kraft_version=1 if dynamic else 0)
 
 
-def _data_version(node: Any) -> int:
-    import json
-
-    raw = (node.path / "__cluster_metadata-0" / "quorum-state").read_bytes()
-    return int(json.loads(raw).get("data_version", 0))
-
-
-def _settle(cluster: Any, target: Any) -> None:
-    """Every running controller's log holds what the leader committed, then close."""
+@contextmanager
+def _changing(target: Any) -> Iterator[Any]:
+    """The cluster to change (a directory is reopened); on success every running controller's
+    log holds what the leader committed, then a reopened directory is closed; on an error it
+    is closed at once."""
+    cluster = _reopen(target)
     if not isinstance(target, DirectoryTarget):
+        yield cluster
         return
     try:
+        yield cluster
         committed = cluster.replica(cluster.active_controller).hw
         cluster.run_until(lambda c: all(
             (r := c.replica(h)) is None or r.log.end_offset >= committed
@@ -48,27 +49,20 @@ def _settle(cluster: Any, target: Any) -> None:
 
 def add_controller(target: Any) -> str:
     """Start a new controller and add it to the voters; returns Kafka-like text."""
-    cluster = _reopen(target)
-    try:
+    with _changing(target) as cluster:
         if cluster.voter_set() is None:  # before a new folder is made: the voters are static
             raise KafkaApiError(UNSUPPORTED_VERSION, "Cluster doesn't support adding voter "
                                 "because the kraft.version feature is 0", api="AddRaftVoter")
         node = cluster.add_controller()
         cluster.add_voter(node)
         directory = cluster.replica(node).dir
-    except BaseException:
-        if isinstance(target, DirectoryTarget):
-            cluster.close()
-        raise
-    _settle(cluster, target)
     return f"Added controller {node.id} with directory id {directory}"
 
 
 def remove_controller(target: Any, controller_id: int, directory_id: str | None = None) -> str:
     """Remove the voter (``controller_id``, ``directory_id``; by default the directory id the
     voter set holds for it)."""
-    cluster = _reopen(target)
-    try:
+    with _changing(target) as cluster:
         voters = cluster.voter_set()
         if directory_id is not None:
             try:
@@ -83,9 +77,4 @@ def remove_controller(target: Any, controller_id: int, directory_id: str | None 
                                    "give --controller-directory-id to name a key anyway")
         cluster.remove_voter(controller_id, key)
         cluster.run_until(lambda c: c.active_controller is not None, timeout_ms=30_000)
-    except BaseException:
-        if isinstance(target, DirectoryTarget):
-            cluster.close()
-        raise
-    _settle(cluster, target)
     return f"Removed controller {controller_id} with directory id {key}"
