@@ -164,19 +164,19 @@ class BrokerLoops:
             self._detach(b, leader, entry)
 
     def _detach(self, b: int, leader: int, entry: list) -> None:
-        self.leader = leader
-        self._wrap_leader(leader)
         packet = entry[4]
         replica = self.c.replica(b)
-        body = packet.msg.body
-        part = rpc.fetch_partition(body)
-        d = _Detached(b, packet.msg, packet, LinkClock.of(self.net, b, leader),
-                      LinkClock.of(self.net, leader, b), part.fetch_offset, replica.hw)
+        part = rpc.fetch_partition(packet.msg.body)
         if part.fetch_offset != replica.log_end_offset:
             return  # not at its log end (a snapshot download...): leave it stepped
         if not only_noops(self.c.replica(leader).log, replica._next,  # noqa: SLF001
                           self.c.replica(leader).log_end_offset):
             return  # records the broker has yet to apply, beyond NoOps: step them
+        # Only now watch the leader: a broker left stepped needs no wrapper on its events.
+        self.leader = leader
+        self._wrap_leader(leader)
+        d = _Detached(b, packet.msg, packet, LinkClock.of(self.net, b, leader),
+                      LinkClock.of(self.net, leader, b), part.fetch_offset, replica.hw)
         self.sched.cancel(entry)
         d.guard = self.sched.call_at(entry[0], self._at_leader, d, entry[1])
         process = self.sim.process(b)
