@@ -111,10 +111,29 @@ class BrokerLoops:
                         if b in self.detached:
                             self._materialize(b)
                     self._due.clear()
-        finally:
+        except BaseException as e:
+            # Bring the brokers back as far as possible, but let the first error be the one
+            # the caller sees (a failed fill-in must not hide it).
             hooks.remove(self._before_delivery)
+            try:
+                self.materialize_all()
+            except KraftError:
+                pass
+            if isinstance(e, InexactFastForward):
+                raise self._with_replay(e) from None
+            raise
+        hooks.remove(self._before_delivery)
+        try:
             self.materialize_all()
+        except InexactFastForward as e:
+            raise self._with_replay(e) from None
+        if sim.check_invariants and sim._invariants:  # noqa: SLF001 - the fill-in is an event
+            sim._check_event()  # noqa: SLF001
         sched.advance_to(end)
+
+    def _with_replay(self, e: InexactFastForward) -> InexactFastForward:
+        return InexactFastForward(f"{e}; replay with {self.sim.replay_hint} "
+                                  "(fast_forward=False steps the same run)")
 
     def _before_delivery(self, src: int, dst: int, msg: object) -> None:
         """Any message for a detached broker: materialize it first (its own event)."""
