@@ -20,6 +20,8 @@ from kraft_testkit.protocol.uuid import Uuid
 from kraft_testkit.raft import errors as E
 from kraft_testkit.raft.voters import Endpoint, default_endpoints
 
+# What a retry hears when an earlier attempt of the same change already committed.
+_DONE_ON_RETRY = {"AddRaftVoter": E.DUPLICATE_VOTER, "RemoveRaftVoter": E.VOTER_NOT_FOUND}
 RETRIABLE = frozenset({E.REQUEST_TIMED_OUT, E.NOT_LEADER_OR_FOLLOWER, E.BROKER_NOT_AVAILABLE})
 
 # ask(leader id, request body, wait ms) -> the response body, or None when none came in time
@@ -59,13 +61,19 @@ def change_voters(facade: Any, body: Any, *, leader: Callable[[], int | None], a
     api = type(body).__name__.removesuffix("Request")
     deadline = facade.now_ms + timeout_ms
     last, message = E.REQUEST_TIMED_OUT, "no leader answered"
+    sent = 0
     while True:
         dest = leader()
         if dest is not None:
             response = ask(dest, body, max(1, min(request_timeout_ms, deadline - facade.now_ms)))
+            sent += 1
             if response is not None:
                 if response.error_code == E.NONE:
                     return response
+                if sent > 1 and response.error_code == _DONE_ON_RETRY.get(api):
+                    # An earlier attempt of ours committed while we waited (the leader answers
+                    # at the commit, which may come after this side stopped waiting).
+                    return type(response)(error_code=E.NONE)
                 last, message = response.error_code, getattr(response, "error_message", None)
                 if last not in RETRIABLE:
                     raise KafkaApiError(last, message, api=api)

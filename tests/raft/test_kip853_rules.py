@@ -123,3 +123,20 @@ def test_history_is_the_latest_set_at_or_before_an_offset(changes, cut):
         before = [o for o in model if o <= probe]
         assert history.at(probe) == (model[max(before)] if before else None)
     assert history.latest == (model[max(model)] if model else None)
+
+
+def test_a_slow_commit_is_not_reported_as_a_failure():
+    """The leader answers AddRaftVoter at the commit; when that takes longer than one attempt's
+    wait, the retry hears DUPLICATE_VOTER for a change that is in: the call succeeds, as the
+    change did."""
+    q = _boot()
+    new = q.add_controller()
+    q.run_for(5_000)
+    followers = [v for v in q.voters if v != q.leader_id]
+    rules = [q.network.delay(2_500, M.FetchRequest, src=f) for f in followers]
+    assert q.add_voter(new).error_code == E.NONE
+    assert new in q.voter_set()
+    for rule in rules:
+        q.network.remove_filter(rule)
+    q.run_for(5_000)
+    assert q.voter_set() is not None and new in q.voter_set()
