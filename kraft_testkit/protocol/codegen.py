@@ -138,6 +138,8 @@ class Message(tuple):
     @classmethod
     def decode_from(cls, data: bytes, pos: int, version: int) -> tuple["Message", int]:
         """Decode one message starting at ``pos``; returns it and the position after it."""
+        if type(data) is not bytes:  # the fast decoders slice and hash: bytes only
+            data = bytes(data)
         dec = cls._decoders.get(version)
         if dec is None:
             cls._check_version(version)

@@ -182,6 +182,8 @@ class NodeStorage:
             raise bad("node.id", f"{props.get('node.id')!r} is not an integer") from None
         dirs_text = props.get("log.dirs") or props.get("log.dir") or "/tmp/kafka-logs"
         dirs = tuple(d.strip() for d in dirs_text.split(",") if d.strip())
+        if not dirs and not props.get("metadata.log.dir"):
+            raise bad("log.dirs", f"{dirs_text!r} names no directory")
         meta = props.get("metadata.log.dir") or dirs[0]
         listener = (props.get("controller.listener.names", "CONTROLLER").split(",")[0].strip()
                     or "CONTROLLER")

@@ -65,3 +65,14 @@ def test_a_length_past_the_end_is_the_checked_decoders_error():
     first = outcome(fast, bytes(raw))
     assert first == outcome(checked, bytes(raw)) and first[0] == "error"
     assert first[4] == "ClusterId"
+
+
+def test_decode_from_takes_a_bytearray_or_memoryview_like_bytes():
+    """decode_from on a bytearray or memoryview decodes as on bytes (the fast decoders hash
+    slices, which only bytes allow)."""
+    from kraft_testkit.protocol import messages as M
+
+    rec = M.TopicRecord(name="t", topic_id=M.TopicRecord().topic_id)
+    raw = rec.encode(0)
+    for data in (raw, bytearray(raw), memoryview(raw)):
+        assert M.TopicRecord.decode_from(data, 0, 0) == (rec, len(raw))

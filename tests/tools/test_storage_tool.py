@@ -169,6 +169,10 @@ def test_config_file_gives_dirs_roles_and_the_controller_endpoint(tmp_path):
     legacy.write_text("broker.id=1\n")
     with pytest.raises(StorageToolError, match=r"zk\.properties: process\.roles: is not set"):
         NodeStorage.from_properties(legacy)
+    blank = tmp_path / "blank.properties"
+    blank.write_text("process.roles=controller\nnode.id=1\nlog.dirs= , \n")
+    with pytest.raises(StorageToolError, match=r"blank\.properties: log\.dirs: .* names no directory"):
+        NodeStorage.from_properties(blank)
 
 
 def test_static_voters_config_excludes_standalone(tmp_path):
