@@ -39,10 +39,7 @@ def found_controllers(data_dir: str) -> list[int]:
 def check_voters(data_dir: str, controller_ids: list[int]) -> None:
     """A reopened kraft.version 0 cluster keeps its voters: the quorum is static, so controller
     folders other than the configured controllers are refused."""
-    found = sorted(int(name.split("-", 1)[1]) for name in os.listdir(data_dir)
-                   if name.split("-", 1)[0] in ("controller", "combined")
-                   and name.split("-", 1)[-1].isdigit()
-                   and os.path.isfile(os.path.join(data_dir, name, META_PROPERTIES)))
+    found = found_controllers(data_dir)
     if found and found != sorted(controller_ids):
         raise ConfigError(
             f"data_dir {data_dir} holds a cluster whose controllers are {found}, but this "

@@ -13,7 +13,8 @@ With ``kraft.version`` 0 the voter set is the static one the replica was built w
 
 from __future__ import annotations
 
-from bisect import bisect_right
+
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
@@ -181,7 +182,8 @@ class VoterHistory:
 
     def add_version(self, offset: int, level: int) -> None:
         if self._version_offsets and offset <= self._version_offsets[-1]:
-            del self._version_offsets[-1:], self._versions[-1:]
+            cut = bisect_left(self._version_offsets, offset)  # as add_voters: forget what follows
+            del self._version_offsets[cut:], self._versions[cut:]
         self._version_offsets.append(offset)
         self._versions.append(level)
 

@@ -140,3 +140,13 @@ def test_a_slow_commit_is_not_reported_as_a_failure():
         q.network.remove_filter(rule)
     q.run_for(5_000)
     assert q.voter_set() is not None and new in q.voter_set()
+
+
+def test_a_kraft_version_entry_before_later_ones_replaces_them_all():
+    from kraft_testkit.raft.voters import VoterHistory
+
+    h = VoterHistory()
+    for offset, level in ((-1, 0), (10, 1), (20, 1)):
+        h.add_version(offset, level)
+    h.add_version(5, 0)
+    assert [h.version_at(o) for o in (0, 5, 12, 25)] == [0, 0, 0, 0]
