@@ -53,7 +53,8 @@ DEFAULT_START_MS = 1_767_225_600_000
 
 _DEFAULTS = {"configs": None, "combined": False, "metadata_version": 29, "wire": True,
              "broker_self_fencing": False, "seed_defaults": False, "features": None,
-             "kraft_version": 0}
+             "kraft_version": 0, "names": "short", "racks": None, "link": None,
+             "fast_forward": False}
 STORAGES = ("memory", "tmpdir")
 REQUEST_TIMEOUT_MS = 5_000
 
@@ -185,13 +186,7 @@ class Cluster(VoterOps, SimulationFacade, AdminOperations):
         from .invariants import ClusterInvariants
         from .node import KraftNode
 
-        if type(controllers) is not int or controllers < 1:
-            raise ConfigError(f"controllers must be an int >= 1, got {controllers!r}")
-        if type(brokers) is not int or brokers < 0:
-            raise ConfigError(f"brokers must be an int >= 0, got {brokers!r}")
-        if kraft_version not in (0, 1) or type(kraft_version) is not int:
-            raise ConfigError(f"kraft_version must be 0 (static voters) or 1 (KIP-853 dynamic "
-                              f"voters), got {kraft_version!r}")
+        # the arguments' types and ranges were checked by __new__ (cluster_args.py)
         self.kraft_version = kraft_version
         if features and "kraft.version" in features:  # `storage format --feature kraft.version=N`
             level = features["kraft.version"]
@@ -209,9 +204,6 @@ class Cluster(VoterOps, SimulationFacade, AdminOperations):
         self.raft_config = RaftConfig.from_kafka(raft_overrides)
         if "testkit.log.time.base.ms" not in raft_overrides:  # record timestamps: a real instant
             self.raft_config = replace(self.raft_config, log_time_base_ms=DEFAULT_START_MS)
-        if type(broker_self_fencing) is not bool:
-            raise ConfigError(f"broker_self_fencing must be True or False, got "
-                              f"{broker_self_fencing!r}")
         if broker_self_fencing:
             node_overrides.setdefault("testkit.broker.self.fencing.enable", True)
         self.config = NodeConfig.from_kafka(node_overrides, seed_defaults=seed_defaults)
@@ -269,10 +261,10 @@ class Cluster(VoterOps, SimulationFacade, AdminOperations):
                                              ("wire", wire), ("seed_defaults", seed_defaults),
                                              ("broker_self_fencing", broker_self_fencing),
                                              ("features", features),
-                                             ("kraft_version", kraft_version))
+                                             ("kraft_version", kraft_version),
+                                             ("names", names), ("racks", racks), ("link", link),
+                                             ("fast_forward", fast_forward))
                   if v != _DEFAULTS[k]]
-        if fast_forward:
-            shape.append("fast_forward=True")
         self.sim.replay_hint = f"Cluster({', '.join(shape)}) and the same steps"
         self.fast_forward = fast_forward  # run_for computes the brokers' idle fetch loops
         #: what the fast path did so far (detached, computed, materialized, batched, ...)

@@ -42,6 +42,15 @@ _CHECKS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "fast_forward": (lambda v: type(v) is bool, "True or False"),
     "boot_timeout_ms": (lambda v: _is_int(v, 1), "an int >= 1 (virtual ms)"),
     "trace_keep": (lambda v: v is None or _is_int(v, 1), "an int >= 1 or None (keep all)"),
+    "kraft_version": (lambda v: type(v) is int and v in (0, 1),
+                      "0 (static voters) or 1 (KIP-853 dynamic voters)"),
+    "broker_self_fencing": (lambda v: type(v) is bool, "True or False"),
+    "metadata_version": (lambda v: type(v) in (int, str),
+                         "a metadata.version level (int) or release name such as '4.2-IV1'"),
+    "features": (lambda v: v is None or isinstance(v, Mapping) and all(
+        type(k) is str and type(level) is int for k, level in v.items()),
+                 "None or a mapping of feature name to level, e.g. "
+                 "{'eligible.leader.replicas.version': 1}"),
     "racks": (lambda v: v is None or (type(v) is int and v >= 1) or
               (isinstance(v, (list, tuple)) and all(isinstance(r, str) for r in v)),
               "None, a number of racks >= 1, or a list of rack names (one per broker)"),

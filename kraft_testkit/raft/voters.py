@@ -13,7 +13,6 @@ With ``kraft.version`` 0 the voter set is the static one the replica was built w
 
 from __future__ import annotations
 
-
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass

@@ -84,3 +84,16 @@ def test_seed_defaults_and_overrides_are_accepted():
 def test_bad_metadata_version_is_a_config_error(mv):
     with pytest.raises(ConfigError, match="metadata_version"):
         Cluster(metadata_version=mv, boot=False)
+
+
+@pytest.mark.parametrize("kwargs, named", [
+    ({"features": ["eligible.leader.replicas.version"]}, "features="),
+    ({"features": {"eligible.leader.replicas.version": "1"}}, "features="),
+    ({"features": {"kraft.version": True}, "kraft_version": 1}, "features="),
+    ({"metadata_version": [29]}, "metadata_version="),
+    ({"kraft_version": 2}, "kraft_version="),
+    ({"broker_self_fencing": "yes"}, "broker_self_fencing="),
+])
+def test_feature_and_version_arguments_are_checked_before_anything_is_built(kwargs, named):
+    with pytest.raises(ConfigError, match=f"Cluster: {named}.* is not allowed"):
+        Cluster(1, 0, **kwargs)
