@@ -289,7 +289,8 @@ class Quorum(SimulationFacade):
     def remove_voter(self, node: int, directory_id: Uuid | None = None,
                      timeout_ms: int = 30_000) -> Message:
         """RemoveRaftVoter for ``node`` (by default with the directory id the voter set knows)."""
-        if directory_id is None:
+        if directory_id is None:  # the leader's set names it: wait for a leader first
+            self.run_until(lambda q: q.leader_id is not None, timeout_ms=timeout_ms)
             directory_id = membership.voter_directory(self.voter_set(), node)
         body = membership.remove_voter_request(self.cluster_id, node, directory_id)
         return self._change_voters(body, timeout_ms)

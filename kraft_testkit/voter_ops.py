@@ -69,7 +69,8 @@ class VoterOps:
         """RemoveRaftVoter for ``node`` (by default with the directory id the voter set holds
         for it); returns once committed. Removing the active controller makes it resign."""
         nid = node.id if hasattr(node, "id") else int(node)
-        if directory_id is None:
+        if directory_id is None:  # the leader's set names it: wait for a leader first
+            self.run_until(lambda c: c.active_controller is not None, timeout_ms=timeout_ms)
             directory_id = membership.voter_directory(self.voter_set(), nid)
         body = membership.remove_voter_request(self.cluster_id, nid, directory_id)
         return self._change_voters(body, timeout_ms)

@@ -42,7 +42,10 @@ def add_voter_request(cluster_id: str, node_id: int, directory_id: Uuid,
 def voter_directory(voters: Any, node_id: int) -> Uuid:
     """The directory id the voter set holds for ``node_id`` (what RemoveRaftVoter names by
     default); a :class:`ConfigError` when the node does not vote."""
-    if voters is None or node_id not in voters:
+    if voters is None:
+        raise ConfigError(f"cannot name node {node_id}'s voter key: the leader has no dynamic "
+                          "voter set (kraft.version 0: static voters)")
+    if node_id not in voters:
         raise ConfigError(f"node {node_id} is not in the voter set {voters}")
     return voters.keys[node_id]
 

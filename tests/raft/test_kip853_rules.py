@@ -150,3 +150,13 @@ def test_a_kraft_version_entry_before_later_ones_replaces_them_all():
         h.add_version(offset, level)
     h.add_version(5, 0)
     assert [h.version_at(o) for o in (0, 5, 12, 25)] == [0, 0, 0, 0]
+
+
+def test_remove_voter_right_after_the_leader_died_waits_for_the_next_leader():
+    q = _boot(voters=3, seed=4)
+    old = q.leader_id
+    q.faults.kill(old)
+    assert q.leader_id is None or q.leader_id == old  # nobody leads yet
+    other = next(n for n in q.voters if n != old)
+    assert q.remove_voter(old).error_code == E.NONE
+    assert old not in q.voter_set() and other in q.voter_set()
