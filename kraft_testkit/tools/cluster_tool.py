@@ -122,35 +122,42 @@ def read_directory(path: str | os.PathLike) -> DirectoryTarget:
 
 
 def _log_voters(metadata_dir: Path) -> list[int]:
-    """The latest voter set (KIP-853) in the newest snapshot's header and the newest segment."""
+    """The latest voter set (KIP-853): the newest snapshot's header, then every VotersRecord of
+    the segments after it (segments roll, so a change may sit in any of them)."""
     from ..protocol.records import iter_batches
     from ..raft.voters import VoterHistory, snapshot_voters
 
     history = VoterHistory()
     snapshots = sorted(metadata_dir.glob("*.checkpoint"))
+    after = int(snapshots[-1].name.split("-")[0]) if snapshots else 0
     try:
         if snapshots:
             history.reset(*snapshot_voters(snapshots[-1].read_bytes()))
-        for segment in sorted(metadata_dir.glob("*.log"))[-1:]:
+        for segment in sorted(metadata_dir.glob("*.log")):
             for _, batch in iter_batches(segment.read_bytes(), allow_truncated_tail=True):
-                history.add_batch(batch)
+                if batch.base_offset >= after:  # below it, the snapshot's header has it
+                    history.add_batch(batch)
     except DecodeError as e:
         raise ClusterToolError(f"{metadata_dir}: {e}") from None
     return sorted(history.latest) if history.latest is not None else []
 
 
 def _log_end_offset(metadata_dir: Path) -> int:
-    """The offset after the last whole batch of the newest segment (a torn tail is ignored)."""
+    """The offset after the last whole batch of the newest segment that holds one (a roll
+    leaves the newest empty; a torn tail is ignored), or the newest snapshot's end."""
     segments = sorted(metadata_dir.glob("*.log")) if metadata_dir.is_dir() else []
     end = 0
     for name in metadata_dir.glob("*.checkpoint") if metadata_dir.is_dir() else ():
         end = max(end, int(name.name.split("-")[0]))
-    for segment in segments[-1:]:
+    for segment in reversed(segments):
+        last = None
         try:
             for b in iter_log(segment.read_bytes(), decode=False, allow_truncated_tail=True):
-                end = max(end, b.batch.last_offset + 1)
+                last = b.batch.last_offset + 1
         except DecodeError as e:
             raise ClusterToolError(f"{segment}: {e}") from None
+        if last is not None:
+            return max(end, last)
     return end
 
 

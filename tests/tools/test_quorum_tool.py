@@ -36,3 +36,22 @@ def test_a_static_directory_cannot_change_voters(tmp_path):
         quorum_tool.add_controller(read_directory(tmp_path))
     assert sorted(p.name for p in tmp_path.iterdir()) == ["controller-1000"]  # nothing added
     Cluster(1, 0, seed=6, storage="tmpdir", data_dir=tmp_path).close()  # still reopens
+
+
+def test_describe_from_files_finds_a_voter_change_in_an_older_segment(tmp_path):
+    """Segments roll, so the VotersRecord of a change may sit in any segment after the newest
+    snapshot, and the newest segment may be empty: the tool reads them all."""
+    tiny = {"metadata.log.segment.bytes": 600, "metadata.log.segment.min.bytes": 12}
+    with Cluster(1, 1, storage="tmpdir", data_dir=tmp_path, kraft_version=1, configs=tiny,
+                 seed=2) as c:
+        c.add_voter(c.add_controller())
+        for i in range(6):
+            c.create_topic(f"t{i}", partitions=1, replication_factor=1)
+        c.run_for(3_000)
+        voters = sorted(c.voter_set())
+        ends = {h.id: c.replica(h).log.end_offset for h in c.controllers}
+    nodes = {n.node_id: n for n in read_directory(tmp_path).nodes}
+    for cid in ends:
+        assert len(list((tmp_path / f"controller-{cid}" / "__cluster_metadata-0").glob("*.log"))) > 2
+        assert nodes[cid].voters == voters == sorted(ends)
+        assert nodes[cid].log_end_offset == ends[cid]
