@@ -24,6 +24,7 @@ from __future__ import annotations
 import bisect
 import struct
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any
 
 import crc32c
@@ -99,6 +100,9 @@ def split_batches(records: bytes) -> list[bytes]:
     return out
 
 
+_LAST_OFFSET = attrgetter("last_offset")
+
+
 class PartitionLog:
     """One replica's log: batches in offset order, and the high watermark this replica knows."""
 
@@ -138,7 +142,13 @@ class PartitionLog:
         pid, pepoch, seq = producer_fields(raw)
         if pid < 0:
             return 0, -1
-        mine = [b for b in self.batches if b.producer_id == pid][-PRODUCER_BATCHES_KEPT:]
+        mine = []  # its last batches, newest first while collecting (a long log is not walked)
+        for b in reversed(self.batches):
+            if b.producer_id == pid:
+                mine.append(b)
+                if len(mine) == PRODUCER_BATCHES_KEPT:
+                    break
+        mine.reverse()
         if mine and pepoch < mine[-1].producer_epoch:
             return 47, -1   # INVALID_PRODUCER_EPOCH
         if not mine or pepoch > mine[-1].producer_epoch:
@@ -156,15 +166,20 @@ class PartitionLog:
     def copy_from(self, leader: PartitionLog, upto_ms: int) -> None:
         """Become the leader's log as of ``upto_ms`` (fetch, truncating a divergent tail)."""
         n = bisect.bisect_right(leader._append_ms, upto_ms)
-        if len(self.batches) == n and (n == 0 or self.batches[-1] is leader.batches[n - 1]):
+        have = len(self.batches)
+        if have == n and (n == 0 or self.batches[-1] is leader.batches[n - 1]):
             return
-        self.batches = leader.batches[:n]
-        self._append_ms = leader._append_ms[:n]
+        if 0 < have < n and self.batches[-1] is leader.batches[have - 1]:
+            self.batches.extend(leader.batches[have:n])  # a prefix of the leader's: catch up
+            self._append_ms.extend(leader._append_ms[have:n])
+        else:
+            self.batches = leader.batches[:n]
+            self._append_ms = leader._append_ms[:n]
         self.high_watermark = min(self.high_watermark, self.log_end_offset)
 
     def read(self, offset: int, max_bytes: int) -> bytes:
         """Whole committed batches from the one holding ``offset`` (at least one batch)."""
-        i = bisect.bisect_right([b.last_offset for b in self.batches], offset - 1)
+        i = bisect.bisect_right(self.batches, offset - 1, key=_LAST_OFFSET)
         out, size = [], 0
         for b in self.batches[i:]:
             if b.last_offset >= self.high_watermark:
