@@ -121,7 +121,10 @@ class VoterSetState:
             raise NotLeader(self.id, self.leader_id, self.epoch)
         if level <= self.history.kraft_version:
             return
-        voters = VoterSet(Voter(v, d, default_endpoints(v), SUPPORTED_KRAFT_VERSIONS)
+        # Its own listeners it knows; the others' entries are fixed by their UpdateRaftVoter
+        # once they see the dynamic set (a leader sends none, so its own must be right here).
+        voters = VoterSet(Voter(v, d, self.endpoints if v == self.id else default_endpoints(v),
+                                SUPPORTED_KRAFT_VERSIONS)
                           for v, d in self.voters.items())
         pairs = control_values(voters, level)
         self._append_batch(RecordBatch.build(self.log.end_offset, [v for _, v in pairs],

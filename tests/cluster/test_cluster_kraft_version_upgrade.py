@@ -42,3 +42,16 @@ def test_refusals():
         c.update_feature("kraft.version", 0, upgrade_type="safe_downgrade")
     with pytest.raises(KafkaApiError, match="only supports versions 0-1"):
         c.update_feature("kraft.version", 2)
+
+
+def test_after_the_upgrade_every_voter_entry_holds_its_real_endpoints():
+    """The leader writes its own listeners into the upgrade's VotersRecord (it sends no
+    UpdateRaftVoter); the followers correct theirs with UpdateRaftVoter."""
+    c = Cluster(3, 1, seed=2, names="faker")
+    c.update_feature("kraft.version", 1)
+    lead = c.replica(c.active_controller)
+    assert lead.history.latest.voters[lead.id].endpoints == lead.endpoints
+    c.run_for(120_000)
+    lead = c.replica(c.active_controller)
+    for v in lead.history.latest.voters.values():
+        assert c.replica(v.id).endpoints == v.endpoints, v.id
