@@ -22,6 +22,7 @@ from __future__ import annotations
 import struct
 from bisect import bisect_left, bisect_right
 from collections.abc import Mapping
+from operator import itemgetter
 from typing import NamedTuple
 
 from kraft_testkit.protocol.records import RecordBatch
@@ -69,6 +70,9 @@ def decode_epoch_checkpoint(raw: bytes, path: str = LEADER_EPOCH_CHECKPOINT
             raise CorruptFile(path, f"line {n}: {line!r} is not 'epoch start-offset'")
         entries.append((int(parts[0]), int(parts[1])))
     return entries
+
+
+_RUN_START = itemgetter(1)  # of an (epoch, start offset) entry of RaftLog.epochs
 
 
 class SettledBatch(NamedTuple):
@@ -247,8 +251,7 @@ class RaftLog:
         seg = self.segments[-1]
         size = len(data)
         ops: list[DiskOp] | None = None
-        if seg.size and (seg.size > config.segment_bytes - size  # Segment.should_roll, inline
-                         or batch.max_timestamp > seg.roll_at or seg.full):
+        if seg.should_roll(batch, size, config):
             ops = seg.close_ops()
             seg = Segment(DIR, batch.base_offset)
             self.segments.append(seg)
@@ -402,10 +405,12 @@ class RaftLog:
         kept = self.batches[i:]
         del self.bases[:i], self.batches[:i], self.data[:i], self.positions[:i]
         self.start_offset, self.start_epoch = offset, epoch
-        self.epochs = []
-        for b in kept:
-            if not self.epochs or b.partition_leader_epoch > self.epochs[-1][0]:
-                self.epochs.append((b.partition_leader_epoch, b.base_offset))
+        if kept:  # the epoch runs from the first kept batch on (no walk over the batches)
+            first = kept[0].base_offset
+            later = bisect_right(self.epochs, first, key=_RUN_START)
+            self.epochs = [(kept[0].partition_leader_epoch, first)] + self.epochs[later:]
+        else:
+            self.epochs = []
         return ops + self._forget_snapshots_before(sid)
 
     # ------------------------------------------------------------------ recovery
