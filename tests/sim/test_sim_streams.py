@@ -123,3 +123,33 @@ def test_a_message_stream_copies_with_its_position():
     expected = [rng.randint(1, 99) for _ in range(5)]
     assert [deep.randint(1, 99) for _ in range(5)] == expected
     assert [pickled.randint(1, 99) for _ in range(5)] == expected
+
+
+@pytest.mark.parametrize("latency", [Uniform(1, 9), Fixed(3)])
+def test_the_inline_draws_of_a_plain_link_are_message_randoms(latency, monkeypatch):
+    """send() computes a plain FIFO link's two draws inline; forcing the general path (which
+    seeks the link's MessageRandom) must give the same arrivals, ties and trace."""
+    from kraft_testkit.sim import network
+
+    def run() -> tuple[list, str]:
+        sim = _two_channel_pair(5, Script(dst=2, count=60, every_ms=2, kinds=(Msg, Other)),
+                                LinkProfile(latency=latency))
+        sim.run_for(1_000)
+        return _arrivals(sim, Msg) + _arrivals(sim, Other), sim.trace.digest()
+
+    inline = run()
+    real = network._Link.set_profile
+
+    def general(self, profile):
+        real(self, profile)
+        assert self.plain is not None  # the case under test is a plain link
+        self.plain = None
+
+    monkeypatch.setattr(network._Link, "set_profile", general)
+    assert run() == inline
+    assert len(inline[0]) == 60
+
+
+def test_a_link_that_draws_more_than_latency_and_tie_is_not_plain():
+    sim = _two_channel_pair(5, Script(), LinkProfile(latency=Normal(8, 6, low=0)))
+    assert sim.network._link(1, 2).plain is None  # noqa: SLF001
