@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kraft_testkit.controller import noop
+from kraft_testkit.fastforward.answers import NOOP_VALUE, only_noops
 from kraft_testkit.fastforward.observer_loop import LeaderStep, LinkClock, NotModelled
 from kraft_testkit.metadata.snapshot_generator import BATCH_OVERHEAD, RECORD_OVERHEAD
 from kraft_testkit.protocol.records import iter_batches
@@ -40,6 +41,8 @@ from kraft_testkit.raft import rpc
 from kraft_testkit.raft.replica_state import FOLLOWER, LEADER
 from kraft_testkit.sim.node import NEVER
 from kraft_testkit.sim.streams import tie_at
+
+CATCH_UP_LIMIT = 8  # batches a voter may lag: one answer carries them all
 
 # a NoOpRecord's value: frame version, type 20, version 0, empty tagged fields (4 bytes)
 NOOP_BATCH_BYTES = BATCH_OVERHEAD + RECORD_OVERHEAD + 4
@@ -97,6 +100,10 @@ class QuorumPrediction:
     voters: dict[int, VoterLoop] = field(default_factory=dict)
     noops: list[int] = field(default_factory=list)  # instants the NoOps were queued
     drains: list[int] = field(default_factory=list)  # instants they were appended
+    #: messages sent in the stretch still in flight at its end: (at, tie, seq, kind, arg)
+    in_flight: list[tuple] = field(default_factory=list)
+    #: what was in flight at the start: voter -> (kind, message, heap entry)
+    flights: dict[int, tuple[str, Any, list]] = field(default_factory=dict)
 
 
 def _leader_of(cluster: Any) -> int:
@@ -106,22 +113,28 @@ def _leader_of(cluster: Any) -> int:
     return active.id
 
 
-def _in_flight(cluster: Any, voters: set[int], leader: int) -> dict[int, tuple[str, Any, list]]:
+def _in_flight(cluster: Any, voters: set[int],
+               leader: int) -> tuple[dict[int, tuple[str, Any, list]], int]:
     """The one message of each voter's loop in the heap: ('fetch', msg, entry) on its way to
-    the leader, or ('answer', msg, entry) on its way back. Anything else in the heap that
-    involves a controller (other than the nodes' own timers) is not modelled."""
+    the leader, or ('answer', msg, entry) on its way back; and the first instant of anything
+    else in the heap (other than the controllers' own timers): the model stops before it.
+    Any other message that involves a controller is not modelled."""
     net = cluster.sim.network
     arrive = net._arrive_cb  # noqa: SLF001 - the network's one delivery callback
     found: dict[int, tuple[str, Any, list]] = {}
     controllers = voters | {leader}
+    timers = {id(cluster.sim.process(n)._timer) for n in controllers}  # noqa: SLF001
+    other = NEVER
     for entry in cluster.sim.scheduler._heap:  # noqa: SLF001
         fn = entry[3]
-        if fn is None:
+        if fn is None or id(entry) in timers:
             continue
         if fn != arrive:
-            continue  # node timers: read from the processes
+            other = min(other, entry[0])
+            continue
         packet = entry[4]
         if packet.src not in controllers and packet.dst not in controllers:
+            other = min(other, entry[0])
             continue
         body = getattr(packet.msg, "body", None)
         name = type(body).__name__
@@ -134,7 +147,7 @@ def _in_flight(cluster: Any, voters: set[int], leader: int) -> dict[int, tuple[s
         if voter in found:
             raise NotModelled(f"voter {voter} has two messages in flight")
         found[voter] = (kind, packet.msg, entry)
-    return found
+    return found, other
 
 
 def _answer_end(msg: Any, start: int) -> tuple[int, int]:
@@ -195,8 +208,16 @@ def predict_quorum(cluster: Any, until_ms: int) -> QuorumPrediction:
     if noop_last is None:
         raise NotModelled("the NoOp task has not run yet")
     voter_ids = set(raft.voters) - {leader}
-    flights = _in_flight(cluster, voter_ids, leader)
+    flights, other = _in_flight(cluster, voter_ids, leader)
+    if other < horizon:
+        horizon, why = other, "another event in the heap"
     net = cluster.sim.network
+    if net.filters or net.held or net.partitions:
+        raise NotModelled("network filters, partitions or held messages")
+    for n in cluster.controller_ids:
+        proc = cluster.sim.process(n)
+        if proc.state.value != "running" or proc.skew_ms:
+            raise NotModelled(f"controller {n} is {proc.state.value} (skew {proc.skew_ms} ms)")
     # ---- the leader's state
     end, hw = raft.log_end_offset, raft.hw
     progress = {v: lead.voters[v].end_offset for v in voter_ids}
@@ -209,6 +230,19 @@ def predict_quorum(cluster: Any, until_ms: int) -> QuorumPrediction:
             raise NotModelled(f"a fetch from {p.src} is parked at the leader")
         parked.append(Parked(p.replica_id, p.partition.fetch_offset, p.deadline))
     written = ctrl.written_offset
+    if any(v != NOOP_VALUE for v in lead.pending):
+        raise NotModelled("records other than a NoOp are waiting to be appended")
+    for n in cluster.controller_ids:
+        node = cluster.controller_node(n)
+        if node is None:
+            continue
+        reg = node.controller.committed.cluster.controller(n)
+        if reg is None or reg.incarnation_id != node.registrar.incarnation_id:
+            raise NotModelled(f"controller {n} is not registered yet")
+        if not only_noops(raft.log, node.raft._next, raft.log_end_offset):  # noqa: SLF001
+            raise NotModelled(f"controller {n} has records other than NoOps to commit")
+        if raft.log_end_offset - node.raft.log_end_offset > CATCH_UP_LIMIT:
+            raise NotModelled(f"controller {n} is far behind the leader")
     # the snapshot generators' byte budgets: the model stops before one would be spent
     noop_budget = NEVER
     for h in cluster.controllers:
@@ -381,6 +415,9 @@ def predict_quorum(cluster: Any, until_ms: int) -> QuorumPrediction:
     else:
         raise NotModelled("the quorum's heap ran dry")
     pred.horizon_ms, pred.why_stopped = horizon, why
+    pred.in_flight = sorted((e[0], e[1], e[2], e[3], e[4]) for e in heap
+                            if e[3] in ("fetch", "answer"))
+    pred.flights = flights
     pred.end_offset, pred.high_watermark = end, hw
     del now, sched
     return pred

@@ -1,0 +1,214 @@
+"""The idle warp: whole idle stretches of the controllers' quorum computed, then materialized.
+
+``Cluster(fast_forward=True).run_for`` (and ``run_until``) call :class:`QuorumWarp`. At an
+instant where the quorum is idle, :func:`~kraft_testkit.fastforward.quorum_model.
+predict_quorum` computes the stretch up to a horizon (the run's end, or the first thing it
+does not model: the log cleaner, a snapshot by interval or bytes, the controller's other
+periodic tasks, a voter's own timer, any other event in the heap). No scheduler event runs
+for it. Then every node is *materialized* as stepping would have left it:
+
+- each computed event is handed to the node's state machine at its instant, in the model's
+  order (``on_timer`` for the leader's timers, ``on_message`` with the fetch or answer the
+  peer produced): the Raft appends, the listeners' commits, the controller's NoOps and every
+  cache run the real per-event code, exact by construction. What is skipped is everything
+  around the node code: the scheduler, the network's draws and queues, the wire codec, the
+  trace and the per-event invariants (checked once over every node after the stretch);
+- the node's effects are applied as the process would (disk writes and syncs in order; the
+  messages it sends are matched one for one with the model's, and an unmatched or surplus
+  send is a bug: :class:`InexactWarp`); its one timer ends where the process would have
+  armed it (an entry at an unchanged instant keeps its tie);
+- the links' counters, FIFO instants and ties end where the model's draws left them, the
+  network's sent/delivered counts move by what was computed, and the messages still in
+  flight at the horizon go back in the heap at their ``(at, tie)``.
+
+Then the events at the horizon are stepped, and the warp tries again. Trace digests differ
+from stepping by design (a computed event records nothing; each stretch records one ``warp``
+line); within the mode, same seed, same digest. Brokers are not modelled yet: a cluster with
+running brokers is stepped (``fast_forward_stats['fallback: ...']`` says why).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Any
+
+from kraft_testkit.errors import KraftError
+from kraft_testkit.fastforward.observer_loop import NotModelled
+from kraft_testkit.fastforward.quorum_model import QuorumPrediction, predict_quorum
+from kraft_testkit.sim.network import Packet
+from kraft_testkit.sim.node import NEVER, Effects
+from kraft_testkit.sim.scheduler import Scheduler
+from kraft_testkit.sim.streams import tie_at
+
+
+class InexactWarp(KraftError):
+    """The materialization disagreed with the model (a bug: the run cannot go on exactly)."""
+
+
+class QuorumWarp:
+    """Runs a cluster, computing the quorum's idle stretches (see the module docstring)."""
+
+    MIN_STRETCH_MS = 50  # a shorter stretch is stepped: materializing costs a little too
+    RETRY_EVENTS = 64  # events stepped after a fallback before the next look
+
+    def __init__(self, cluster: Any) -> None:
+        self.c = cluster
+        self.sim = cluster.sim
+        self.sched = cluster.sim.scheduler
+        self.stats: dict[str, int] = {}
+
+    def _count(self, key: str, n: int = 1) -> None:
+        self.stats[key] = self.stats.get(key, 0) + n
+
+    # ------------------------------------------------------------------ running
+
+    def run_for(self, ms: int) -> None:
+        """``cluster.run_for(ms)`` with idle stretches warped."""
+        sched = self.sched
+        end = sched.now_ms + ms
+        while (at := sched.next_at()) is not None and at <= end:
+            if not self.warp_once(end):
+                self._step_some(end)
+        sched.advance_to(end)
+
+    def warp_once(self, until_ms: int) -> bool:
+        """Warp one stretch up to ``until_ms`` if the quorum is idle; say whether it did."""
+        try:
+            pred = predict_quorum(self.c, until_ms)
+        except NotModelled as e:
+            self._count(f"fallback: {_reason(e)}")
+            return False
+        if not pred.events or pred.horizon_ms - self.sched.now_ms < self.MIN_STRETCH_MS:
+            self._count(f"fallback: horizon ({pred.why_stopped})")
+            return False
+        self.materialize(pred)
+        self._count("stretches")
+        self._count("events computed", len(pred.events))
+        self._count("virtual ms warped", pred.horizon_ms - 1 - self._started)
+        return True
+
+    def _step_some(self, end: int) -> None:
+        sim, sched = self.sim, self.sched
+        for _ in range(self.RETRY_EVENTS):
+            at = sched.next_at()
+            if at is None or at > end:
+                return
+            sim.step()
+            self._count("events stepped")
+
+    # ------------------------------------------------------------------ materializing
+
+    def materialize(self, pred: QuorumPrediction) -> None:
+        """Leave every controller, link and timer as stepping the stretch would have."""
+        c, sim, sched = self.c, self.sim, self.sched
+        net = sim.network
+        self._started = sched.now_ms
+        leader = pred.leader
+        sim.trace.record(sched.now_ms, "warp", leader, None,
+                         f"{len(pred.events)} events to {pred.horizon_ms - 1} ms "
+                         f"({pred.why_stopped})")
+        procs = {n: sim.process(n) for n in c.controller_ids}
+        # what each node will be handed, in order: messages the peer sent, FIFO per link
+        queues: dict[tuple[int, int], deque] = {}
+        for v, (kind, msg, entry) in pred.flights.items():
+            Scheduler.cancel(entry)
+            src, dst = (v, leader) if kind == "fetch" else (leader, v)
+            queues[(src, dst)] = deque([msg])
+        # each node's timer as the process holds it: (instant or None, changed)
+        armed: dict[int, tuple[int, int] | None] = {
+            n: (p._timer[0], p._timer_node_ms) if p._timer is not None else None
+            for n, p in procs.items()}
+        changed = set()
+        sent = delivered = 0
+        for ev in pred.events:
+            node = ev.node
+            proc = procs[node]
+            machine = proc.machine
+            at = ev.at_ms
+            sched.now_ms = at
+            if ev.kind == "timer":
+                armed[node] = None
+                changed.add(node)
+                effects = machine.on_timer(at)
+            else:
+                src = ev.peer
+                queue = queues.get((src, node))
+                if not queue:
+                    raise InexactWarp(f"at {at} ms: the model delivers to {node} from {src}, "
+                                      "but nothing was sent")
+                delivered += 1
+                effects = machine.on_message(src, queue.popleft(), at)
+            if effects is None:
+                continue
+            if type(effects) is not Effects:
+                raise InexactWarp(f"node {node} returned {type(effects).__name__}")
+            if effects.writes or effects.sync:
+                disk = proc.disk
+                for op in effects.writes:
+                    disk.apply(op)
+                if effects.sync:
+                    disk.sync()
+            for dst, msg in effects.sends:
+                key = (node, dst)
+                if dst not in procs:
+                    raise InexactWarp(f"at {at} ms node {node} sent {type(msg).__name__} to "
+                                      f"{dst}, outside the quorum")
+                queues.setdefault(key, deque()).append(msg)
+                sent += 1
+            if effects.timer_ms is not None:
+                node_ms = effects.timer_ms
+                now_armed = armed[node]
+                if node_ms >= NEVER:
+                    if now_armed is not None:
+                        armed[node] = None
+                        changed.add(node)
+                elif now_armed is not None and now_armed[0] == max(at, node_ms):
+                    armed[node] = (now_armed[0], node_ms)  # the process keeps its entry
+                else:
+                    armed[node] = (max(at, node_ms), node_ms)
+                    changed.add(node)
+        # the messages still in flight: the model knows when they arrive
+        for at, tie, _, kind, arg in pred.in_flight:
+            v = arg[0]
+            src, dst = (v, leader) if kind == "fetch" else (leader, v)
+            queue = queues.get((src, dst))
+            if not queue:
+                raise InexactWarp(f"the model has a {kind} in flight {src} -> {dst} that was "
+                                  "not sent")
+            msg = queue.popleft()
+            link = net._link(src, dst)  # noqa: SLF001
+            data = None if net.codec is None else net.codec.encode(msg)
+            packet = Packet(src, dst, msg, data, procs[dst].incarnation, link)
+            sched.call_at(at, net._arrive_cb, packet, tie)  # noqa: SLF001
+        left = {k: len(q) for k, q in queues.items() if q}
+        if left:
+            raise InexactWarp(f"sent in the stretch but not in the model: {left}")
+        # the links where the model's draws left them
+        for v, loop in pred.voters.items():
+            for (src, dst), clock in (((v, leader), loop.to_leader), ((leader, v), loop.to_voter)):
+                link = net._link(src, dst)  # noqa: SLF001
+                link.sent, link.last_at, link.last_tie = clock.sent, clock._last_at, \
+                    clock._last_tie  # noqa: SLF001
+        net.stats["sent"] += sent
+        net.stats["delivered"] += delivered
+        # the timers
+        for n in sorted(changed | {n for n, a in armed.items() if a is not None and
+                                   (procs[n]._timer is None or procs[n]._timer[3] is None)}):
+            proc = procs[n]
+            if proc._timer is not None:
+                Scheduler.cancel(proc._timer)
+            if armed[n] is None:
+                proc._timer = proc._timer_node_ms = None
+                continue
+            at, node_ms = armed[n]
+            proc._timer = sched.call_at(at, proc._timer_cb, None, tie_at(proc._timer_ties, at))
+            proc._timer_node_ms = node_ms
+        sim._touched.update(procs)  # noqa: SLF001
+        if sim.check_invariants and sim._invariants:  # noqa: SLF001
+            sim.check_now()
+
+
+def _reason(e: Exception) -> str:
+    """A short, stable key for the stats: the reason without node ids and instants."""
+    words = [w for w in str(e).split() if not any(ch.isdigit() for ch in w)]
+    return " ".join(words)[:60]

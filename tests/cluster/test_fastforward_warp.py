@@ -1,0 +1,139 @@
+"""The idle warp of the controllers' quorum (kraft_testkit/fastforward/warp.py) against
+stepping: ``Cluster(3, 0, fast_forward=True)`` and ``fast_forward=False`` with the same seeds
+and the same steps (idle stretches of seconds and of minutes, one crossing a snapshot by
+interval, a follower killed and restarted, a failover, a pause, a partition, admin requests
+and stops in the middle of stretches) leave every node's files byte for byte, every image,
+Raft's internals, the controllers' metrics and snapshot counters, the timers (instant and
+tie), the links' counters, the network's counts and DescribeQuorum equal; and the behaviour
+after each stretch (what the faults do next) is the same. Trace digests differ by design (a
+computed event records nothing), and are the same for the same seed within the mode."""
+
+from __future__ import annotations
+
+import pytest
+
+from kraft_testkit.cluster import Cluster
+from kraft_testkit.fastforward import warp as warp_module
+from test_fastforward_differential import _state
+
+SNAPSHOT_EVERY = {"metadata.log.max.snapshot.interval.ms": 40_000}
+
+
+def _quorum_state(c: Cluster) -> dict:
+    state = _state(c)
+    for n in c.controller_ids:
+        proc = c.sim.process(n)
+        node = proc.machine
+        t = proc._timer
+        state[f"timer {n}"] = None if t is None or t[3] is None else (t[0], t[1])
+        if node is None:
+            continue
+        raft, ctrl = node.raft, node.controller
+        m = ctrl.metrics
+        state[f"controller {n}"] = (
+            ctrl.written_offset, ctrl.last_write_ms, ctrl.now_ms, dict(ctrl.soft).get(
+                "noop.last_ms"), m.last_committed_offset, m.last_applied_offset,
+            m.committed_records, list(m.commit_latency_ms), node._fan_out.now_ms)
+        gen = node.snapshots
+        state[f"snapshots {n}"] = (gen.bytes_since, gen.last_ms, gen.snapshots)
+        state[f"wakes {n}"] = (node._raft_wake, node._logic_wake, node._wake)
+        state[f"raft {n}"] = (raft.epoch, raft.role, raft._next, raft.acknowledged,
+                              raft._clean_at, raft.log.snapshot and raft.log.snapshot.end_offset)
+        lead = raft._lead
+        if lead is not None:
+            state[f"lead {n}"] = (
+                lead.check_deadline, sorted(lead.fetched), lead.drain_at, list(lead.pending),
+                [(p.src, p.cid, p.replica_id, p.deadline, p.partition.fetch_offset)
+                 for p in lead.parked],
+                sorted((v, p.end_offset, p.last_fetch_ms, p.caught_up_ms)
+                       for v, p in lead.voters.items()))
+    net = c.sim.network
+    state["links detail"] = sorted((src, str(dst), link.sent, link.last_at, link.last_tie)
+                                   for src, row in net._links.items()
+                                   for dst, link in row.items())
+    state["network"] = dict(net.stats)
+    state["heap"] = sorted((e[0], e[1], type(e[4]).__name__ if e[4] is not None else None)
+                           for e in c.sim.scheduler._heap if e[3] is not None)
+    return state
+
+
+def _scenario(seed: int, fast_forward: bool, *, short: bool = False) -> tuple[list, Cluster]:
+    c = Cluster(3, 0, seed=seed, fast_forward=fast_forward, configs=SNAPSHOT_EVERY)
+    states = []
+    c.run_for(12_000)                                # idle
+    states.append(_quorum_state(c))
+    if short:
+        return states, c
+    follower = next(h for h in c.controllers if h != c.active_controller)
+    c.faults.kill(follower)                          # a follower killed after a stretch
+    c.run_for(4_000)
+    c.faults.start(follower)
+    c.run_for(9_000)
+    states.append(_quorum_state(c))
+    old = c.active_controller
+    c.faults.kill(old)                               # a failover
+    c.run_for(6_000)
+    c.faults.start(old)
+    c.run_for(8_000)
+    states.append(_quorum_state(c))
+    c.faults.pause(c.controllers[1])
+    c.run_for(2_500)
+    c.faults.resume(c.controllers[1])
+    c.run_for(7_000)
+    c.alter_configs(broker="", set={"log.retention.ms": "100000"})  # an admin request
+    for _ in range(7):                               # stops in the middle of stretches
+        c.run_for(1_300)
+    states.append(_quorum_state(c))
+    c.run_for(150_000)                               # minutes: snapshots by interval inside
+    states.append(_quorum_state(c))
+    c.network.isolate(c.active_controller)           # what follows a long stretch
+    c.run_for(5_000)
+    c.network.heal()
+    c.run_for(10_000)
+    states.append(_quorum_state(c))
+    return states, c
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_the_warp_leaves_every_byte_as_stepping_does(seed: int) -> None:
+    stepped, s = _scenario(seed, False)
+    warped, c = _scenario(seed, True)
+    for i, (a, b) in enumerate(zip(stepped, warped, strict=True)):
+        assert a.keys() == b.keys()
+        for key in a:
+            assert a[key] == b[key], (i, key)
+    stats = c.fast_forward_stats
+    assert stats["stretches"] > 5 and stats["events computed"] > 1_000
+    assert stats["virtual ms warped"] > 100_000
+    assert any(c.replica(n).log.snapshot is not None for n in c.controller_ids)
+    assert s.sim.trace.digest() != c.sim.trace.digest()  # by design
+
+
+def test_same_seed_same_digest_when_warped() -> None:
+    a = _scenario(4, True, short=True)[1]
+    b = _scenario(4, True, short=True)[1]
+    assert a.fast_forward_stats["stretches"] > 0
+    assert a.sim.trace.digest() == b.sim.trace.digest()
+
+
+def test_a_planted_bug_is_caught(monkeypatch) -> None:
+    """One request id off in the materialization shows in Raft's internals."""
+    stepped, _ = _scenario(5, False, short=True)
+    real = warp_module.QuorumWarp.materialize
+
+    def off_by_one(self, pred):
+        real(self, pred)
+        self.c.replica(next(iter(pred.voters)))._cid += 1
+
+    monkeypatch.setattr(warp_module.QuorumWarp, "materialize", off_by_one)
+    warped, _ = _scenario(5, True, short=True)
+    assert stepped[0]["raft internals"] != warped[0]["raft internals"]
+
+
+def test_a_wrong_tie_is_caught(monkeypatch) -> None:
+    """A timer re-armed with another tie key shows in the heap."""
+    stepped, _ = _scenario(5, False, short=True)
+    real = warp_module.tie_at
+    monkeypatch.setattr(warp_module, "tie_at", lambda key, at: real(key, at) ^ 1)
+    warped, _ = _scenario(5, True, short=True)
+    assert stepped[0]["heap"] != warped[0]["heap"]
