@@ -266,8 +266,8 @@ class Cluster(VoterOps, SimulationFacade, AdminOperations):
                                              ("fast_forward", fast_forward))
                   if v != _DEFAULTS[k]]
         self.sim.replay_hint = f"Cluster({', '.join(shape)}) and the same steps"
-        self.fast_forward = fast_forward  # run_for computes the brokers' idle fetch loops
-        #: what the fast path did so far (detached, computed, materialized, batched, ...)
+        self.fast_forward = fast_forward  # run_for warps idle stretches (fastforward/warp.py)
+        #: what the warp did so far (stretches, events computed, virtual ms warped, fallbacks)
         self.fast_forward_stats: Counter[str] = Counter()
         self.invariants = ClusterInvariants(self)
         if invariants:
@@ -314,26 +314,17 @@ class Cluster(VoterOps, SimulationFacade, AdminOperations):
                 if p.state.value == "failed" and p.failure is not None}
 
     def run_for(self, ms: int) -> None:
-        """Let ``ms`` virtual milliseconds pass; with ``fast_forward=True`` the brokers'
-        metadata fetch loops are computed in idle stretches (kraft_testkit/fastforward/bulk.py)."""
-        if not self.fast_forward:
+        """Let ``ms`` virtual milliseconds pass; with ``fast_forward=True`` idle stretches are
+        computed, then materialized (kraft_testkit/fastforward/warp.py)."""
+        if not self.fast_forward or type(ms) is not int or ms < 0:
             return super().run_for(ms)
-        if not self.broker_ids:  # the controllers' quorum alone: whole stretches warped
-            from .fastforward.warp import QuorumWarp
-            if type(ms) is not int or ms < 0:
-                return super().run_for(ms)  # the usual error
-            warp = QuorumWarp(self)
-            try:
-                warp.run_for(ms)
-            finally:
-                self.fast_forward_stats.update(warp.stats)
-            return None
-        from .fastforward.bulk import BrokerLoops
-        loops = BrokerLoops(self)
+        from .fastforward.warp import QuorumWarp
+        warp = QuorumWarp(self)
         try:
-            loops.run_for(ms)
+            warp.run_for(ms)
         finally:
-            self.fast_forward_stats.update(loops.stats)
+            self.fast_forward_stats.update(warp.stats)
+        return None
 
     def __repr__(self) -> str:
         active = self.active_controller

@@ -1,4 +1,4 @@
-"""What a computed fetch answer holds, read from the leader's log (``fastforward.bulk``)."""
+"""What a computed fetch answer may hold: NoOps only (``fastforward.quorum_model``)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,6 @@ from typing import Any
 
 from kraft_testkit.protocol import messages as M
 from kraft_testkit.protocol.frames import encode_metadata
-from kraft_testkit.protocol.records import iter_batches
-from kraft_testkit.raft import rpc
 
 #: A NoOpRecord's value in the metadata log (frame v1, type 20, version 0, no tagged fields):
 #: the one record a computed answer may carry (anything else makes the broker react).
@@ -27,25 +25,3 @@ def only_noops(log: Any, start: int, end: int) -> bool:
                 any(r.value != NOOP_VALUE for r in records):
             return False
     return True
-
-
-def fetch_part(request: Any) -> Any:
-    return rpc.fetch_partition(request.body)
-
-
-def directory(request: Any) -> Any:
-    return fetch_part(request).replica_directory_id
-
-
-def read_until(log: Any, offset: int, end: int, max_bytes: int) -> bytes:
-    """``log.read(offset, max_bytes)`` as it was when the log ended at ``end``."""
-    if offset >= end:
-        return b""
-    data = log.read(offset, max_bytes)
-    out = []
-    for start, batch in iter_batches(data):
-        if batch.base_offset >= end:
-            break
-        size = 12 + int.from_bytes(data[start + 8:start + 12], "big", signed=True)
-        out.append(data[start:start + size])
-    return b"".join(out)

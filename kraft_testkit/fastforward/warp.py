@@ -1,6 +1,6 @@
 """The idle warp: whole idle stretches of the controllers' quorum computed, then materialized.
 
-``Cluster(fast_forward=True).run_for`` (and ``run_until``) call :class:`QuorumWarp`. At an
+``Cluster(fast_forward=True).run_for`` calls :class:`QuorumWarp`. At an
 instant where the quorum is idle, :func:`~kraft_testkit.fastforward.quorum_model.
 predict_quorum` computes the stretch up to a horizon (the run's end, or the first thing it
 does not model: the log cleaner, a snapshot by interval or bytes, the controller's other
@@ -23,8 +23,8 @@ for it. Then every node is *materialized* as stepping would have left it:
 
 Then the events at the horizon are stepped, and the warp tries again. Trace digests differ
 from stepping by design (a computed event records nothing; each stretch records one ``warp``
-line); within the mode, same seed, same digest. Brokers are not modelled yet: a cluster with
-running brokers is stepped (``fast_forward_stats['fallback: ...']`` says why).
+line); within the mode, same seed, same digest. What the model does not cover is stepped
+(``cluster.fast_forward_stats['fallback: ...']`` counts why).
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from __future__ import annotations
 from collections import deque
 from typing import Any
 
+from kraft_testkit.broker.channel import CONTROLLER_CHANNEL, channel_of
 from kraft_testkit.errors import KraftError
 from kraft_testkit.fastforward.observer_loop import NotModelled
 from kraft_testkit.fastforward.quorum_model import QuorumPrediction, predict_quorum
@@ -39,6 +40,10 @@ from kraft_testkit.sim.network import Packet
 from kraft_testkit.sim.node import NEVER, Effects
 from kraft_testkit.sim.scheduler import Scheduler
 from kraft_testkit.sim.streams import tie_at
+
+
+_CHANNELS = {"fetch": None, "answer": None, "beat": CONTROLLER_CHANNEL,
+             "beat_answer": CONTROLLER_CHANNEL}
 
 
 class InexactWarp(KraftError):
@@ -107,17 +112,16 @@ class QuorumWarp:
         sim.trace.record(sched.now_ms, "warp", leader, None,
                          f"{len(pred.events)} events to {pred.horizon_ms - 1} ms "
                          f"({pred.why_stopped})")
-        procs = {n: sim.process(n) for n in c.controller_ids}
+        procs = {n: sim.process(n) for n in c.roles}
         # what each node will be handed, in order: messages the peer sent, FIFO per link
-        queues: dict[tuple[int, int], deque] = {}
-        for v, (kind, msg, entry) in pred.flights.items():
+        queues: dict[tuple, deque] = {}
+        for key, (msg, entry) in pred.flights.items():
             Scheduler.cancel(entry)
-            src, dst = (v, leader) if kind == "fetch" else (leader, v)
-            queues[(src, dst)] = deque([msg])
-        # each node's timer as the process holds it: (instant or None, changed)
+            queues[key] = deque([msg])
+        # each node's timer as the process holds it: (instant, node ms) or None
         armed: dict[int, tuple[int, int] | None] = {
-            n: (p._timer[0], p._timer_node_ms) if p._timer is not None else None
-            for n, p in procs.items()}
+            n: (p._timer[0], p._timer_node_ms) if p._timer is not None and
+            p._timer[3] is not None else None for n, p in procs.items()}
         changed = set()
         sent = delivered = 0
         for ev in pred.events:
@@ -132,10 +136,10 @@ class QuorumWarp:
                 effects = machine.on_timer(at)
             else:
                 src = ev.peer
-                queue = queues.get((src, node))
+                queue = queues.get((src, node, _CHANNELS[ev.kind]))
                 if not queue:
-                    raise InexactWarp(f"at {at} ms: the model delivers to {node} from {src}, "
-                                      "but nothing was sent")
+                    raise InexactWarp(f"at {at} ms: the model delivers a {ev.kind} to {node} "
+                                      f"from {src}, but nothing was sent")
                 delivered += 1
                 effects = machine.on_message(src, queue.popleft(), at)
             if effects is None:
@@ -149,11 +153,10 @@ class QuorumWarp:
                 if effects.sync:
                     disk.sync()
             for dst, msg in effects.sends:
-                key = (node, dst)
                 if dst not in procs:
                     raise InexactWarp(f"at {at} ms node {node} sent {type(msg).__name__} to "
-                                      f"{dst}, outside the quorum")
-                queues.setdefault(key, deque()).append(msg)
+                                      f"{dst}, outside the cluster")
+                queues.setdefault((node, dst, channel_of(msg)), deque()).append(msg)
                 sent += 1
             if effects.timer_ms is not None:
                 node_ms = effects.timer_ms
@@ -169,14 +172,15 @@ class QuorumWarp:
                     changed.add(node)
         # the messages still in flight: the model knows when they arrive
         for at, tie, _, kind, arg in pred.in_flight:
-            v = arg[0]
-            src, dst = (v, leader) if kind == "fetch" else (leader, v)
-            queue = queues.get((src, dst))
+            n = arg[0]
+            src, dst = (n, leader) if kind in ("fetch", "beat") else (leader, n)
+            channel = _CHANNELS[kind]
+            queue = queues.get((src, dst, channel))
             if not queue:
                 raise InexactWarp(f"the model has a {kind} in flight {src} -> {dst} that was "
                                   "not sent")
             msg = queue.popleft()
-            link = net._link(src, dst)  # noqa: SLF001
+            link = net._link(src, dst, channel)  # noqa: SLF001
             data = None if net.codec is None else net.codec.encode(msg)
             packet = Packet(src, dst, msg, data, procs[dst].incarnation, link)
             sched.call_at(at, net._arrive_cb, packet, tie)  # noqa: SLF001
@@ -184,9 +188,14 @@ class QuorumWarp:
         if left:
             raise InexactWarp(f"sent in the stretch but not in the model: {left}")
         # the links where the model's draws left them
-        for v, loop in pred.voters.items():
-            for (src, dst), clock in (((v, leader), loop.to_leader), ((leader, v), loop.to_voter)):
-                link = net._link(src, dst)  # noqa: SLF001
+        for n, loop in pred.loops.items():
+            for src, dst, channel, clock in (
+                    (n, leader, None, loop.to_leader), (leader, n, None, loop.to_node),
+                    (n, leader, CONTROLLER_CHANNEL, loop.beat_to_leader),
+                    (leader, n, CONTROLLER_CHANNEL, loop.beat_to_node)):
+                if clock is None:
+                    continue
+                link = net._link(src, dst, channel)  # noqa: SLF001
                 link.sent, link.last_at, link.last_tie = clock.sent, clock._last_at, \
                     clock._last_tie  # noqa: SLF001
         net.stats["sent"] += sent
@@ -201,6 +210,9 @@ class QuorumWarp:
                 proc._timer = proc._timer_node_ms = None
                 continue
             at, node_ms = armed[n]
+            if at < pred.horizon_ms:
+                raise InexactWarp(f"node {n}'s timer at {at} ms falls inside the stretch, "
+                                  "where the model has no event for it")
             proc._timer = sched.call_at(at, proc._timer_cb, None, tie_at(proc._timer_ties, at))
             proc._timer_node_ms = node_ms
         sim._touched.update(procs)  # noqa: SLF001
