@@ -52,13 +52,27 @@ def _quorum_state(c: Cluster) -> dict:
                                    for src, row in net._links.items()
                                    for dst, link in row.items())
     state["network"] = dict(net.stats)
+    for b in c.broker_ids:
+        node = c.broker(b)
+        if node is not None:
+            lc = node.logic.lifecycle
+            state[f"broker {b}"] = (lc._next_comm_ms, lc.last_contact_ms, node._raft_wake,
+                                    node._logic_wake, node._wake, node.metadata_offset,
+                                    node.logic.replicas._next_isr_check_ms)
+    active = c.active_controller
+    if active is not None and c.broker_ids:
+        from kraft_testkit.controller.cluster import SOFT_STATE_KEY
+        manager = c.controller_node(active).controller.soft[SOFT_STATE_KEY]
+        state["leases"] = sorted((b, s.last_contact_ms, s.metadata_offset)
+                                 for b, s in manager._sessions.items())
     state["heap"] = sorted((e[0], e[1], type(e[4]).__name__ if e[4] is not None else None)
                            for e in c.sim.scheduler._heap if e[3] is not None)
     return state
 
 
-def _scenario(seed: int, fast_forward: bool, *, short: bool = False) -> tuple[list, Cluster]:
-    c = Cluster(3, 0, seed=seed, fast_forward=fast_forward, configs=SNAPSHOT_EVERY)
+def _scenario(seed: int, fast_forward: bool, *, short: bool = False,
+              brokers: int = 0) -> tuple[list, Cluster]:
+    c = Cluster(3, brokers, seed=seed, fast_forward=fast_forward, configs=SNAPSHOT_EVERY)
     states = []
     c.run_for(12_000)                                # idle
     states.append(_quorum_state(c))
@@ -69,6 +83,11 @@ def _scenario(seed: int, fast_forward: bool, *, short: bool = False) -> tuple[li
     c.run_for(4_000)
     c.faults.start(follower)
     c.run_for(9_000)
+    if brokers:
+        c.faults.restart(c.brokers[0])               # a broker restarted
+        c.run_for(6_000)
+        c.create_topic("t", 2, 1)                    # partitions led by single brokers
+        c.run_for(5_000)
     states.append(_quorum_state(c))
     old = c.active_controller
     c.faults.kill(old)                               # a failover
@@ -94,10 +113,10 @@ def _scenario(seed: int, fast_forward: bool, *, short: bool = False) -> tuple[li
     return states, c
 
 
-@pytest.mark.parametrize("seed", [1, 2, 3])
-def test_the_warp_leaves_every_byte_as_stepping_does(seed: int) -> None:
-    stepped, s = _scenario(seed, False)
-    warped, c = _scenario(seed, True)
+@pytest.mark.parametrize("seed, brokers", [(1, 0), (2, 0), (3, 0), (1, 3), (6, 5)])
+def test_the_warp_leaves_every_byte_as_stepping_does(seed: int, brokers: int) -> None:
+    stepped, s = _scenario(seed, False, brokers=brokers)
+    warped, c = _scenario(seed, True, brokers=brokers)
     for i, (a, b) in enumerate(zip(stepped, warped, strict=True)):
         assert a.keys() == b.keys()
         for key in a:
