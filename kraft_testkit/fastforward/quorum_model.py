@@ -64,6 +64,9 @@ class Computed:
     node: int
     kind: str
     peer: int | None = None
+    #: a broker's fetch at the leader that did nothing else (no drain, NoOp, high watermark,
+    #: other answer): the leader's Raft wake-up and node wake-up after it
+    narrow: tuple[int, int] | None = None
 
 
 @dataclass(slots=True)
@@ -271,6 +274,11 @@ class _Model:
                     raise NotModelled(f"broker {b} has no session of its epoch")
                 self.leases[b] = manager.lease_end_ms(s)
         self.budget_end = raft.hw + self._noop_budget()
+        # the controller's other tasks (all at or past the horizon): part of its wake-up
+        self.other_dues = min([ctrl.soft[k] for k in ("tokens.next_check_ms", "balance.next_ms",
+                                                     "unclean.next_ms") if k in ctrl.soft],
+                              default=NEVER)
+        self.clean_at = raft._clean_at  # noqa: SLF001
         self.heap: list[list] = []
         self.seq = iter(range(1, 1 << 62)).__next__
         lproc = cluster.sim.process(leader)
@@ -536,8 +544,9 @@ class _Model:
             return self._stop(at, "a broker's lease")
         self.wake_parked = False
         self.sends: list[tuple] = []
-        self.pred.events.append(Computed(at, tie, self.leader, kind,
-                                         None if kind == "timer" else arg[0]))
+        event = Computed(at, tie, self.leader, kind, None if kind == "timer" else arg[0])
+        self.pred.events.append(event)
+        before = (self.end, self.hw, self.written, len(self.waiting), self.pending)
         if kind == "fetch":
             n, offset = arg
             if offset > self.end:
@@ -587,7 +596,12 @@ class _Model:
         self.last_step = (self.end, self.hw)
         self.pred.steps.append(LeaderStep(at, tie, self.end, self.hw, woke, self.written,
                                           self.hw - 1))
-        node_wake = min(wake, self.noop_last + self.interval,
+        raft_wake = min(wake, self.clean_at)
+        node_wake = min(raft_wake, self.noop_last + self.interval, self.other_dues,
                         min(self.leases.values()) if self.leases else NEVER)
+        if kind == "fetch" and arg[0] not in self.voter_ids and \
+                before == (self.end, self.hw, self.written, len(self.waiting), self.pending) \
+                and all(send[1] == arg[0] for send in self.sends):
+            event.narrow = (raft_wake, node_wake)
         self._rearm(self, "timer", self.leader, self.timer_key, node_wake)
         return True

@@ -134,6 +134,13 @@ class QuorumWarp:
                 armed[node] = None
                 changed.add(node)
                 effects = machine.on_timer(at)
+            elif ev.narrow is not None:  # a broker's fetch at the leader, nothing else due
+                queue = queues.get((ev.peer, node, None))
+                if not queue:
+                    raise InexactWarp(f"at {at} ms: the model delivers a fetch to {node} "
+                                      f"from {ev.peer}, but nothing was sent")
+                delivered += 1
+                effects = self._leader_fetch(machine, ev, queue.popleft())
             else:
                 src = ev.peer
                 queue = queues.get((src, node, _CHANNELS[ev.kind]))
@@ -218,6 +225,27 @@ class QuorumWarp:
         sim._touched.update(procs)  # noqa: SLF001
         if sim.check_invariants and sim._invariants:  # noqa: SLF001
             sim.check_now()
+
+
+    @staticmethod
+    def _leader_fetch(machine: Any, ev: Any, msg: Any) -> Effects | None:
+        """A broker's fetch at the leader when the model says nothing else is due in that
+        event: the replica's fetch handler (the leader's record of the broker, the answer or
+        the parked fetch), without the polls and the controller's tasks that would find
+        nothing to do; the wake-ups they would compute come from the model."""
+        machine._clock(ev.at_ms)  # noqa: SLF001 - as every event of the node starts
+        raft = machine.raft
+        raft.fetch_handler(ev.peer, msg, ev.at_ms)
+        sends = raft.take_sends()
+        raft_wake, node_wake = ev.narrow
+        timer = None
+        if raft_wake != raft.timer_at:
+            raft.timer_at = machine._raft_wake = raft_wake  # noqa: SLF001
+        if node_wake != machine._wake:  # noqa: SLF001
+            timer = machine._wake = node_wake  # noqa: SLF001
+        if not sends and timer is None:
+            return None
+        return Effects([], False, sends, timer)
 
 
 def _reason(e: Exception) -> str:

@@ -333,6 +333,26 @@ class RaftReplica(ElectionRpcs, Replication, VoterSetState):
         """A DescribeQuorumResponse as this replica would answer it."""
         return self._describe_quorum()
 
+    # ---- for the idle warp (kraft_testkit/fastforward/warp.py): what it materializes with
+
+    def fetch_handler(self, src: int, request: Any, now_ms: int) -> None:
+        """Only the Fetch request handler of :meth:`on_message` (no poll after it)."""
+        self._on_fetch_request(src, request.correlation_id, request.body, now_ms)
+
+    def take_sends(self) -> list:
+        """The messages queued since the last poll (taken: the next poll will not send them)."""
+        sends, self._sends = self._sends, []
+        return sends
+
+    @property
+    def timer_at(self) -> int | None:
+        """The wake-up the last poll reported (None after a timer fired)."""
+        return self._timer_at
+
+    @timer_at.setter
+    def timer_at(self, at: int | None) -> None:
+        self._timer_at = at
+
     def metrics(self) -> dict[str, int | str]:
         """Kafka's ``raft-metrics`` gauges for this replica (``current-state`` is one of leader,
         candidate, prospective, voted, follower, observer, unattached, resigned), plus this kit's
