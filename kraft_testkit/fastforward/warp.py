@@ -33,7 +33,7 @@ from collections import deque
 from typing import Any
 
 from kraft_testkit.broker.channel import CONTROLLER_CHANNEL, channel_of
-from kraft_testkit.errors import KraftError
+from kraft_testkit.fastforward.bulk import InexactFastForward
 from kraft_testkit.fastforward.observer_loop import NotModelled
 from kraft_testkit.fastforward.quorum_model import QuorumPrediction, predict_quorum
 from kraft_testkit.sim.network import Packet
@@ -46,7 +46,7 @@ _CHANNELS = {"fetch": None, "answer": None, "beat": CONTROLLER_CHANNEL,
              "beat_answer": CONTROLLER_CHANNEL}
 
 
-class InexactWarp(KraftError):
+class InexactWarp(InexactFastForward):
     """The materialization disagreed with the model (a bug: the run cannot go on exactly)."""
 
 
