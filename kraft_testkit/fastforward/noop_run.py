@@ -1,0 +1,413 @@
+"""Runs of NoOp batches applied in bulk: what an idle stretch leaves in every node, at once.
+
+In an idle cluster the active controller writes a NoOpRecord every
+``metadata.max.idle.interval.ms`` (one batch each), every replica appends it, and every node's
+high watermark moves over it. Stepping does that one batch and one commit at a time through
+node code (tens of microseconds each, per node). A warp (``fastforward/``) that computed the
+stretch instead needs the end state of those paths for a whole run at once; these primitives
+give it, exactly:
+
+* :func:`build_noop_batches`: the leader's batches of a run (objects and bytes) as its Raft
+  client would encode them: one batch encoded, the others patched (base offset, timestamps,
+  CRC32C over the part the CRC covers). The bytes and decoded batches are shared by every
+  replica.
+* :func:`append_leader_noops`: the controller's NoOp timer and the Raft leader's linger drain
+  for each NoOp (controller soft state, written offset, metrics, pending image; the Raft log,
+  segment files, indexes, leader-epoch checkpoint, the leader's own progress), as one call.
+* :func:`append_fetched_noops`: a follower's or broker's Raft appending the run as fetch
+  answers would (log, files, indexes, epoch checkpoint).
+* :func:`apply_commit_run`: a node's high watermark moving through ``(instant, high
+  watermark)`` pairs with what every listener does on each commit (controller replay and
+  metrics, broker image and the broker logic's reaction, the snapshot generator's bytes and
+  interval). It stops at the pair where a snapshot falls due (or steps that pair through the
+  real code with ``through_snapshots=True``) and at the log cleaner's next run.
+
+What they leave to the caller (the warp materializes these): messages, fetch state (request
+ids, connections, deadlines), parked fetches, the node's timers and wake caches. Each refuses
+what it does not model with :class:`~kraft_testkit.fastforward.bulk.InexactFastForward`
+naming the reason, before changing anything (except where its docstring says otherwise).
+Proof: tests/cluster/test_noop_run.py compares each against stepping, file by file.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from crc32c import crc32c
+
+from kraft_testkit.fastforward.bulk import InexactFastForward
+from kraft_testkit.metadata.delta import NOOP_VALUE
+from kraft_testkit.metadata.snapshot_generator import batch_bytes
+from kraft_testkit.protocol import messages as M
+from kraft_testkit.protocol.records import CRC_START, RecordBatch, encode_batch
+from kraft_testkit.raft.replica_state import FOLLOWER, LEADER
+from kraft_testkit.sim.node import DiskOp
+
+_tuple_new = tuple.__new__
+_OFFSET = struct.Struct(">q")  # baseOffset at 0
+_EPOCH = struct.Struct(">i")  # partitionLeaderEpoch at 12
+_CRC = struct.Struct(">I")  # crc at 17
+_TIMES = struct.Struct(">qq")  # baseTimestamp, maxTimestamp at 27
+_NOOP_RECORDS = RecordBatch.build(0, [NOOP_VALUE], timestamp_ms=0, leader_epoch=0).records
+#: the controller's periodic tasks other than NoOps whose next run is kept in its soft state
+_OTHER_TASKS = ("tokens.next_check_ms", "balance.next_ms", "unclean.next_ms")
+
+
+@dataclass(frozen=True)
+class NoOpBatches:
+    """A run of NoOp batches at offsets ``base_offset ...``, one record each.
+
+    ``leader`` are the batches as the leader builds them (CRC field 0, as ``RecordBatch.build``
+    leaves it), ``replica`` as a replica decodes them (CRC field set), ``data`` their bytes;
+    all three are shared by every node that appends the run."""
+
+    base_offset: int
+    epoch: int
+    timestamps: tuple[int, ...]
+    leader: list[RecordBatch]
+    replica: list[RecordBatch]
+    data: list[bytes]
+
+    @property
+    def end_offset(self) -> int:
+        return self.base_offset + len(self.data)
+
+
+def build_noop_batches(base_offset: int, epoch: int, timestamps: Sequence[int]) -> NoOpBatches:
+    """The batches ``base_offset, base_offset + 1, ...`` stamped ``timestamps`` (batch
+    timestamps, log clock), in ``epoch``: byte for byte what ``encode_batch`` gives for each."""
+    template = bytearray(encode_batch(RecordBatch.build(
+        base_offset, [NOOP_VALUE], timestamp_ms=0, leader_epoch=epoch)))
+    records = _NOOP_RECORDS
+    leader, replica, data = [], [], []
+    pack_offset, pack_times, pack_crc = _OFFSET.pack_into, _TIMES.pack_into, _CRC.pack_into
+    for i, ts in enumerate(timestamps):
+        offset = base_offset + i
+        pack_offset(template, 0, offset)
+        pack_times(template, 27, ts, ts)
+        crc = crc32c(template[CRC_START:])
+        pack_crc(template, 17, crc)
+        data.append(bytes(template))
+        fields = (offset, records, epoch, 0, 0, ts, ts, -1, -1, -1, 2)
+        leader.append(_tuple_new(RecordBatch, fields + (0, True)))
+        replica.append(_tuple_new(RecordBatch, fields + (crc, True)))
+    return NoOpBatches(base_offset, epoch, tuple(timestamps), leader, replica, data)
+
+
+# ---------------------------------------------------------------------- shared checks
+
+
+def _node(process: object) -> object:
+    from kraft_testkit.sim.process import ProcessState
+
+    if process.state is not ProcessState.RUNNING:  # type: ignore[attr-defined]
+        raise InexactFastForward(f"node {process.node_id} is not running")  # type: ignore[attr-defined]
+    if process._crash_in_writes is not None:  # type: ignore[attr-defined]  # noqa: SLF001
+        raise InexactFastForward(f"node {process.node_id} has a crash planned in its writes "
+                                 "(it counts writes one by one)")  # type: ignore[attr-defined]
+    return process.machine  # type: ignore[attr-defined]
+
+
+def _write(process: object, ops: list[DiskOp]) -> None:
+    """Perform the writes and fsync, as the steps did (each synced its append)."""
+    disk = process.disk  # type: ignore[attr-defined]
+    for op in ops:
+        disk.apply(op)
+    disk.sync()
+
+
+def _before_cleaner(raft: object, at: int, what: str) -> None:
+    clean_at = raft._clean_at  # type: ignore[attr-defined]  # noqa: SLF001
+    if at >= clean_at:
+        raise InexactFastForward(f"{what} at {at} ms is at or after the log cleaner's next run "
+                                 f"({clean_at} ms): step there")
+
+
+# ---------------------------------------------------------------------- the leader
+
+
+def append_leader_noops(process: object, submit_ms: Sequence[int],
+                        until_ms: int | None = None) -> NoOpBatches:
+    """The active controller's NoOps submitted at ``submit_ms`` (each a NoOp interval after the
+    previous one, the first one after the controller's last), each drained by the Raft leader
+    ``controller.quorum.append.linger.ms`` later into one batch, as stepping does it in those
+    events. A NoOp whose drain falls after ``until_ms`` (default: the last drain) stays
+    pending in the leader, as at that instant. Returns the batches appended (for replicas).
+
+    The caller guarantees that the leader node has nothing else to do at these instants (no
+    other controller task, no message); the fetches parked at the leader (stepping answers
+    them at each append) and the node's timers are its business too: they are left as they
+    are."""
+    node = _node(process)
+    qc, raft = node.controller, node.raft  # type: ignore[attr-defined]
+    if qc is None or not qc.active or raft.role != LEADER or raft._lead is None:  # noqa: SLF001
+        raise InexactFastForward(f"node {raft.id} is not the active controller")
+    lead = raft._lead  # noqa: SLF001
+    cfg = raft.config
+    if not submit_ms:
+        raise InexactFastForward("no NoOp instants given")
+    if lead.pending or lead.change is not None:
+        raise InexactFastForward(f"leader {raft.id} has records pending or a voter change: "
+                                 "its appends are not NoOps alone")
+    if raft.majority <= 1:
+        raise InexactFastForward("a single-voter quorum commits at each append: not modelled")
+    from kraft_testkit.controller.noop import noop_interval_ms
+
+    interval = noop_interval_ms(qc.config, qc.image)
+    last = qc.soft.get("noop.last_ms")
+    if interval is None or last is None:
+        raise InexactFastForward("NoOps are off, or the controller has not scheduled one yet")
+    linger = cfg.append_linger_ms
+    if interval <= linger:
+        raise InexactFastForward(f"NoOp interval {interval} ms <= linger {linger} ms: batches "
+                                 "would hold several NoOps")
+    expected = last + interval
+    for at in submit_ms:
+        if at != expected:
+            raise InexactFastForward(f"a NoOp at {at} ms; the controller's next is due at "
+                                     f"{expected} ms")
+        expected = at + interval
+    until = submit_ms[-1] + linger if until_ms is None else until_ms
+    if until < submit_ms[-1]:
+        raise InexactFastForward(f"until_ms {until} is before the last NoOp ({submit_ms[-1]})")
+    drained = [at for at in submit_ms if at + linger <= until]
+    last_event = submit_ms[-1] if len(drained) < len(submit_ms) else submit_ms[-1] + linger
+    _before_cleaner(raft, last_event, "a NoOp event")
+    for key in _OTHER_TASKS:
+        due = qc.soft.get(key)
+        if due is not None and due <= last_event:
+            raise InexactFastForward(f"the controller's task {key} is due at {due} ms, in the run")
+    if qc.image.in_transaction:
+        raise InexactFastForward("the controller's image is in a metadata transaction")
+    replayed = qc.image.replay([M.NoOpRecord()])
+    if replayed != qc.image:
+        raise InexactFastForward("a NoOp changes the controller's pending image")
+    if qc._next_offset != raft.log.end_offset:  # noqa: SLF001
+        raise InexactFastForward("the controller has written past the Raft log end")
+    log = raft.log
+    base_ts = cfg.log_time_base_ms + linger
+    run = build_noop_batches(log.end_offset, raft.epoch, [at + base_ts for at in drained])
+    ops = log.append_run(run.leader, run.data) if drained else []
+    ops += raft.epoch_checkpoint_ops()
+    _write(process, ops)
+    end = log.end_offset
+    raft._own_progress().end_offset = end  # noqa: SLF001
+    raft.acknowledged = end
+    before = raft.hw
+    raft._update_high_watermark()  # noqa: SLF001 - as each append does (a majority of one)
+    if raft.hw != before:
+        raise InexactFastForward("the high watermark moved with the leader's own appends")
+    lead.wake_parked = False  # each drain set it; the poll after it cleared it
+    if len(drained) < len(submit_ms):  # the last NoOp still lingers
+        lead.pending = [NOOP_VALUE]
+        lead.drain_at = submit_ms[-1] + linger
+    qc.image = replayed
+    qc.soft["noop.last_ms"] = submit_ms[-1]
+    qc._last_write_ms = submit_ms[-1]  # noqa: SLF001
+    qc._next_offset = end + len(lead.pending)  # noqa: SLF001
+    qc.metrics.last_applied_offset = qc._next_offset - 1  # noqa: SLF001
+    node._clock(last_event)  # type: ignore[attr-defined]  # noqa: SLF001
+    return run
+
+
+# ---------------------------------------------------------------------- a replica
+
+
+def append_fetched_noops(process: object, run: NoOpBatches, end_offset: int | None = None
+                         ) -> int:
+    """A follower's or broker's Raft appending ``run``'s batches from its log end up to
+    ``end_offset`` (default: the run's end), as the fetch answers that brought them would
+    (log, segment files, indexes, leader-epoch checkpoint). Returns the new log end."""
+    node = _node(process)
+    raft = node.raft  # type: ignore[attr-defined]
+    log = raft.log
+    end = run.end_offset if end_offset is None else end_offset
+    start = log.end_offset
+    if raft.role != FOLLOWER or raft._download is not None:  # noqa: SLF001
+        raise InexactFastForward(f"node {raft.id} is not a follower fetching the log "
+                                 f"({raft.role})")
+    if not run.base_offset <= start <= end <= run.end_offset:
+        raise InexactFastForward(f"node {raft.id}'s log ends at {start}: the run holds "
+                                 f"[{run.base_offset}, {run.end_offset}), asked up to {end}")
+    if run.epoch > raft.epoch or run.epoch < log.last_epoch:
+        raise InexactFastForward(f"the run's epoch {run.epoch} does not fit node {raft.id} "
+                                 f"(epoch {raft.epoch}, log's last epoch {log.last_epoch})")
+    i, j = start - run.base_offset, end - run.base_offset
+    ops = log.append_run(run.replica[i:j], run.data[i:j])
+    ops += raft.epoch_checkpoint_ops()
+    _write(process, ops)
+    return log.end_offset
+
+
+# ---------------------------------------------------------------------- commits
+
+
+@dataclass(frozen=True)
+class CommitRun:
+    """What :func:`apply_commit_run` did: ``applied`` pairs (all of them unless ``stopped``
+    says why it stopped before pair ``applied``), of which ``stepped`` went through the real
+    commit path because a snapshot fell due there."""
+
+    applied: int
+    stopped: str | None = None
+    stepped: tuple[int, ...] = ()
+
+
+def _snapshot_due(gen: object, bytes_since: int, last_ms: int | None, at: int) -> str | None:
+    if gen is None:
+        return None
+    if bytes_since >= gen.max_bytes:  # type: ignore[attr-defined]
+        return f"a snapshot falls due by bytes ({bytes_since} >= {gen.max_bytes})"  # type: ignore[attr-defined]
+    interval = gen.max_interval_ms  # type: ignore[attr-defined]
+    if interval and last_ms is not None and at - last_ms >= interval:
+        return f"a snapshot falls due by time (interval {interval} ms)"
+    return None
+
+
+def apply_commit_run(process: object, pairs: Sequence[tuple[int, int]], *,
+                     through_snapshots: bool = False) -> CommitRun:
+    """The node's high watermark moving to each ``(instant, high watermark)`` in turn over NoOp
+    batches of its log, with what every listener does at each commit, as one call: the
+    controller's replay (committed image provenance, committed offset and record count), the
+    broker's image and its logic's reaction, the snapshot generator's bytes and clock, the
+    listeners' clock (left at the last pair's instant).
+
+    It stops before the pair where the snapshot generator would snapshot (or steps that pair
+    through the real commit path with ``through_snapshots``) and before one at or after the
+    log cleaner's next run; :class:`CommitRun` says where and why."""
+    node = _node(process)
+    raft = node.raft  # type: ignore[attr-defined]
+    qc, listener, logic = node.controller, node.listener, node.logic  # type: ignore[attr-defined]
+    fan = node._fan_out  # type: ignore[attr-defined]  # noqa: SLF001
+    gen = fan.generator
+    log = raft.log
+    if raft._next != raft.hw or raft._fired != (raft.leader_id, raft.epoch):  # noqa: SLF001
+        raise InexactFastForward(f"node {raft.id} has commits or a leader change not yet "
+                                 "handed to its listeners")
+    if not pairs:
+        return CommitRun(0)
+    image = node._snapshot_image()  # type: ignore[attr-defined]  # noqa: SLF001
+    if image.in_transaction:
+        raise InexactFastForward(f"node {raft.id}'s image is in a metadata transaction")
+    top = max(hw for _, hw in pairs)
+    if top > log.end_offset:
+        raise InexactFastForward(f"high watermark {top} beyond node {raft.id}'s log end "
+                                 f"{log.end_offset}")
+    if qc is not None and qc._waiting and qc._waiting[0].offset < top:  # noqa: SLF001
+        raise InexactFastForward("the controller holds a response for an offset in the run")
+    if logic is not None:
+        state = logic.state.name
+        if state != "RUNNING" or node._logic_wake <= pairs[-1][0]:  # type: ignore[attr-defined]  # noqa: SLF001
+            raise InexactFastForward(f"broker {raft.id} is {state}, its logic due at "
+                                     f"{node._logic_wake} ms: it may act in the run")  # type: ignore[attr-defined]  # noqa: SLF001
+    batches = log.batches_between(raft.hw, top)
+    if not batches or batches[0].base_offset != raft.hw or batches[-1].last_offset != top - 1:
+        raise InexactFastForward(f"node {raft.id}'s log does not hold whole batches "
+                                 f"[{raft.hw}, {top})")
+    for b in batches:
+        records = getattr(b, "records", None)
+        if records is None or b.is_control or len(records) != 1 or \
+                records[0].value != NOOP_VALUE:
+            raise InexactFastForward(f"offset {b.base_offset} on node {raft.id} is not a NoOp "
+                                     "batch")
+    size = batch_bytes(batches[0])
+    base = raft.hw
+    stepped: list[int] = []
+    bytes_since = gen.bytes_since if gen is not None else 0
+    last_ms = gen.last_ms if gen is not None else None
+    prev_hw, prev_at, commit_at = raft.hw, None, None
+    i = 0
+    while i < len(pairs):
+        at, hw = pairs[i]
+        if hw < prev_hw or (prev_at is not None and at < prev_at):
+            raise InexactFastForward(f"pair {i} ({at} ms, {hw}) goes back in time or offset")
+        if at >= raft._clean_at:  # noqa: SLF001
+            _commit(node, base, prev_hw, commit_at, gen, bytes_since, last_ms)
+            return CommitRun(i, f"the log cleaner runs at {raft._clean_at} ms, at or before "  # noqa: SLF001
+                             f"pair {i} ({at} ms)", tuple(stepped))
+        if hw > prev_hw:
+            if last_ms is None:
+                last_ms = at
+            reason = _snapshot_due(gen, bytes_since + (hw - prev_hw) * size, last_ms, at)
+            if reason is not None:
+                _commit(node, base, prev_hw, commit_at, gen, bytes_since, last_ms)
+                if not through_snapshots:
+                    return CommitRun(i, f"{reason} at pair {i} ({at} ms)", tuple(stepped))
+                _commit_stepped(process, node, at, hw)
+                stepped.append(i)
+                base, commit_at = hw, None
+                bytes_since, last_ms = gen.bytes_since, gen.last_ms
+            else:
+                bytes_since += (hw - prev_hw) * size
+                commit_at = at
+            prev_hw = hw
+        prev_at = at
+        i += 1
+    _commit(node, base, prev_hw, commit_at, gen, bytes_since, last_ms)
+    return CommitRun(len(pairs), None, tuple(stepped))
+
+
+def _commit(node: object, base: int, hw: int, at: int | None, gen: object, bytes_since: int,
+            last_ms: int | None) -> None:
+    """Deliver ``[base, hw)``, the last commit at ``at``, as the commits between delivered it
+    (NoOps only: what the listeners keep of k commits is the last one's offset and epoch,
+    the record count, the generator's bytes and first instant, and the broker logic's
+    reaction at the last)."""
+    raft = node.raft  # type: ignore[attr-defined]
+    if hw <= base or at is None:
+        return
+    last = raft.log.batch_at(hw - 1)
+    qc, listener, logic = node.controller, node.listener, node.logic  # type: ignore[attr-defined]
+    raft.hw = raft._next = hw  # noqa: SLF001
+    node._clock(at)  # type: ignore[attr-defined]  # noqa: SLF001
+    if qc is not None:
+        from kraft_testkit.metadata import replay_batches
+
+        qc.committed = replay_batches(qc.committed, [last])
+        qc.metrics.last_committed_offset = hw - 1
+        qc.metrics.committed_records += hw - base
+        if not qc.active:
+            qc.image = qc.committed
+            qc.metrics.last_applied_offset = hw - 1
+        qc._release(hw - 1)  # noqa: SLF001
+        qc._count_brokers()  # noqa: SLF001
+    if listener is not None:
+        from kraft_testkit.metadata import replay_batches
+
+        listener.image = replay_batches(listener.image, [last])
+        if logic is not None:
+            effects = logic.on_metadata(listener.image, at)
+            if effects.sends:
+                raise InexactFastForward(f"broker {raft.id}'s logic sent "
+                                         f"{len(effects.sends)} messages on a NoOp commit")
+            if effects.timer_ms is not None:
+                node._logic_wake = effects.timer_ms  # type: ignore[attr-defined]  # noqa: SLF001
+    if gen is not None:
+        gen.bytes_since, gen.last_ms = bytes_since, last_ms
+
+
+def _commit_stepped(process: object, node: object, at: int, hw: int) -> None:
+    """One commit through the real path (Raft's delivery, the snapshot it takes, the broker
+    logic's reaction), as the step at ``at`` that moved the high watermark to ``hw`` ran it."""
+    raft = node.raft  # type: ignore[attr-defined]
+    node._clock(at)  # type: ignore[attr-defined]  # noqa: SLF001
+    raft.hw = hw
+    raft._deliver(at)  # noqa: SLF001
+    ops, raft._writes, raft._sync = raft._writes, [], False  # noqa: SLF001
+    ops += raft.epoch_checkpoint_ops()
+    _write(process, ops)
+    listener, logic = node.listener, node.logic  # type: ignore[attr-defined]
+    if listener is not None and listener.image_changed:
+        listener.image_changed = False
+        if logic is not None:
+            effects = logic.on_metadata(listener.image, at)
+            if effects.sends:
+                raise InexactFastForward(f"broker {raft.id}'s logic sent messages on a commit")
+            if effects.timer_ms is not None:
+                node._logic_wake = effects.timer_ms  # type: ignore[attr-defined]  # noqa: SLF001
+
+
+__all__ = ["CommitRun", "NoOpBatches", "append_fetched_noops", "append_leader_noops",
+           "apply_commit_run", "build_noop_batches"]
