@@ -20,7 +20,8 @@ give it, exactly:
   watermark)`` pairs with what every listener does on each commit (controller replay and
   metrics, broker image and the broker logic's reaction, the snapshot generator's bytes and
   interval). It stops at the pair where a snapshot falls due (or steps that pair through the
-  real code with ``through_snapshots=True``) and at the log cleaner's next run.
+  real code with ``through_snapshots=True``) and at the log cleaner's next run
+  (:func:`run_log_cleaner` runs it as the node's event at that instant would).
 
 What they leave to the caller (the warp materializes these): messages, fetch state (request
 ids, connections, deadlines), parked fetches, the node's timers and wake caches. Each refuses
@@ -43,7 +44,7 @@ from kraft_testkit.metadata.snapshot_generator import batch_bytes
 from kraft_testkit.protocol import messages as M
 from kraft_testkit.protocol.records import CRC_START, RecordBatch, encode_batch
 from kraft_testkit.raft.replica_state import FOLLOWER, LEADER
-from kraft_testkit.sim.node import DiskOp
+from kraft_testkit.sim.node import NEVER, DiskOp
 
 _tuple_new = tuple.__new__
 _OFFSET = struct.Struct(">q")  # baseOffset at 0
@@ -134,7 +135,8 @@ def append_leader_noops(process: object, submit_ms: Sequence[int],
     previous one, the first one after the controller's last), each drained by the Raft leader
     ``controller.quorum.append.linger.ms`` later into one batch, as stepping does it in those
     events. A NoOp whose drain falls after ``until_ms`` (default: the last drain) stays
-    pending in the leader, as at that instant. Returns the batches appended (for replicas).
+    pending in the leader, as at that instant; one left pending so is drained first by the
+    next call. Returns the batches appended (for replicas).
 
     The caller guarantees that the leader node has nothing else to do at these instants (no
     other controller task, no message); the fetches parked at the leader (stepping answers
@@ -146,20 +148,25 @@ def append_leader_noops(process: object, submit_ms: Sequence[int],
         raise InexactFastForward(f"node {raft.id} is not the active controller")
     lead = raft._lead  # noqa: SLF001
     cfg = raft.config
-    if not submit_ms:
-        raise InexactFastForward("no NoOp instants given")
-    if lead.pending or lead.change is not None:
-        raise InexactFastForward(f"leader {raft.id} has records pending or a voter change: "
-                                 "its appends are not NoOps alone")
-    if raft.majority <= 1:
-        raise InexactFastForward("a single-voter quorum commits at each append: not modelled")
+    linger = cfg.append_linger_ms
+    last = qc.soft.get("noop.last_ms")
     from kraft_testkit.controller.noop import noop_interval_ms
 
     interval = noop_interval_ms(qc.config, qc.image)
-    last = qc.soft.get("noop.last_ms")
     if interval is None or last is None:
         raise InexactFastForward("NoOps are off, or the controller has not scheduled one yet")
-    linger = cfg.append_linger_ms
+    lingering: list[int] = []  # a NoOp submitted before this call, not drained yet
+    if lead.pending:
+        if lead.pending != [NOOP_VALUE] or lead.drain_at != last + linger:
+            raise InexactFastForward(f"leader {raft.id} has records other than the last NoOp "
+                                     "pending")
+        lingering = [last]
+    if not submit_ms and not lingering:
+        raise InexactFastForward("no NoOp instants given")
+    if lead.change is not None:
+        raise InexactFastForward(f"leader {raft.id} is changing the voter set")
+    if raft.majority <= 1:
+        raise InexactFastForward("a single-voter quorum commits at each append: not modelled")
     if interval <= linger:
         raise InexactFastForward(f"NoOp interval {interval} ms <= linger {linger} ms: batches "
                                  "would hold several NoOps")
@@ -169,22 +176,26 @@ def append_leader_noops(process: object, submit_ms: Sequence[int],
             raise InexactFastForward(f"a NoOp at {at} ms; the controller's next is due at "
                                      f"{expected} ms")
         expected = at + interval
-    until = submit_ms[-1] + linger if until_ms is None else until_ms
-    if until < submit_ms[-1]:
-        raise InexactFastForward(f"until_ms {until} is before the last NoOp ({submit_ms[-1]})")
-    drained = [at for at in submit_ms if at + linger <= until]
-    last_event = submit_ms[-1] if len(drained) < len(submit_ms) else submit_ms[-1] + linger
-    _before_cleaner(raft, last_event, "a NoOp event")
-    for key in _OTHER_TASKS:
-        due = qc.soft.get(key)
-        if due is not None and due <= last_event:
-            raise InexactFastForward(f"the controller's task {key} is due at {due} ms, in the run")
+    submits = lingering + list(submit_ms)
+    until = submits[-1] + linger if until_ms is None else until_ms
+    if until < submits[-1]:
+        raise InexactFastForward(f"until_ms {until} is before the last NoOp ({submits[-1]})")
+    drained = [at for at in submits if at + linger <= until]
+    events = [at + linger for at in drained] + list(submit_ms)
+    last_event = max(events) if events else None
+    if last_event is not None:
+        _before_cleaner(raft, last_event, "a NoOp event")
+        for key in _OTHER_TASKS:
+            due = qc.soft.get(key)
+            if due is not None and due <= last_event:
+                raise InexactFastForward(f"the controller's task {key} is due at {due} ms, "
+                                         "in the run")
     if qc.image.in_transaction:
         raise InexactFastForward("the controller's image is in a metadata transaction")
-    replayed = qc.image.replay([M.NoOpRecord()])
+    replayed = qc.image.replay([M.NoOpRecord()]) if submit_ms else qc.image
     if replayed != qc.image:
         raise InexactFastForward("a NoOp changes the controller's pending image")
-    if qc._next_offset != raft.log.end_offset:  # noqa: SLF001
+    if qc._next_offset != raft.log.end_offset + len(lead.pending):  # noqa: SLF001
         raise InexactFastForward("the controller has written past the Raft log end")
     log = raft.log
     base_ts = cfg.log_time_base_ms + linger
@@ -199,16 +210,21 @@ def append_leader_noops(process: object, submit_ms: Sequence[int],
     raft._update_high_watermark()  # noqa: SLF001 - as each append does (a majority of one)
     if raft.hw != before:
         raise InexactFastForward("the high watermark moved with the leader's own appends")
-    lead.wake_parked = False  # each drain set it; the poll after it cleared it
-    if len(drained) < len(submit_ms):  # the last NoOp still lingers
+    if drained:
+        lead.wake_parked = False  # each drain set it; the poll after it cleared it
+    if len(drained) < len(submits):  # the last NoOp still lingers
         lead.pending = [NOOP_VALUE]
-        lead.drain_at = submit_ms[-1] + linger
-    qc.image = replayed
-    qc.soft["noop.last_ms"] = submit_ms[-1]
-    qc._last_write_ms = submit_ms[-1]  # noqa: SLF001
+        lead.drain_at = submits[-1] + linger
+    else:
+        lead.pending, lead.drain_at = [], NEVER
+    if submit_ms:
+        qc.image = replayed
+        qc.soft["noop.last_ms"] = submit_ms[-1]
+        qc._last_write_ms = submit_ms[-1]  # noqa: SLF001
     qc._next_offset = end + len(lead.pending)  # noqa: SLF001
     qc.metrics.last_applied_offset = qc._next_offset - 1  # noqa: SLF001
-    node._clock(last_event)  # type: ignore[attr-defined]  # noqa: SLF001
+    if last_event is not None:
+        node._clock(last_event)  # type: ignore[attr-defined]  # noqa: SLF001
     return run
 
 
@@ -239,6 +255,20 @@ def append_fetched_noops(process: object, run: NoOpBatches, end_offset: int | No
     ops += raft.epoch_checkpoint_ops()
     _write(process, ops)
     return log.end_offset
+
+
+def run_log_cleaner(process: object, at: int) -> None:
+    """The Raft client's log cleaner, as the node's first event at or after its due instant
+    (``at``) runs it: the next run a ``log_clean_interval_ms`` later, and Kafka's
+    ``maybeClean`` (its deletions written). What the primitives here stop before."""
+    node = _node(process)
+    raft = node.raft  # type: ignore[attr-defined]
+    if at < raft._clean_at:  # noqa: SLF001
+        raise InexactFastForward(f"the log cleaner is due at {raft._clean_at} ms, not {at}")  # noqa: SLF001
+    raft._clean_at = at + raft.config.log_clean_interval_ms  # noqa: SLF001
+    ops = raft.log.maybe_clean(at + raft.config.log_time_base_ms)
+    if ops:
+        _write(process, ops + raft.epoch_checkpoint_ops())
 
 
 # ---------------------------------------------------------------------- commits
@@ -298,10 +328,11 @@ def apply_commit_run(process: object, pairs: Sequence[tuple[int, int]], *,
     if qc is not None and qc._waiting and qc._waiting[0].offset < top:  # noqa: SLF001
         raise InexactFastForward("the controller holds a response for an offset in the run")
     if logic is not None:
-        state = logic.state.name
-        if state != "RUNNING" or node._logic_wake <= pairs[-1][0]:  # type: ignore[attr-defined]  # noqa: SLF001
-            raise InexactFastForward(f"broker {raft.id} is {state}, its logic due at "
-                                     f"{node._logic_wake} ms: it may act in the run")  # type: ignore[attr-defined]  # noqa: SLF001
+        state, due = logic.state.name, logic.next_wakeup_ms()
+        if state != "RUNNING" or due <= pairs[-1][0]:
+            raise InexactFastForward(f"broker {raft.id} is {state}, its logic due at {due} ms: "
+                                     "it may act in the run (step or materialize its timer "
+                                     "events, such as heartbeats, first)")
     batches = log.batches_between(raft.hw, top)
     if not batches or batches[0].base_offset != raft.hw or batches[-1].last_offset != top - 1:
         raise InexactFastForward(f"node {raft.id}'s log does not hold whole batches "
@@ -410,4 +441,4 @@ def _commit_stepped(process: object, node: object, at: int, hw: int) -> None:
 
 
 __all__ = ["CommitRun", "NoOpBatches", "append_fetched_noops", "append_leader_noops",
-           "apply_commit_run", "build_noop_batches"]
+           "apply_commit_run", "build_noop_batches", "run_log_cleaner"]

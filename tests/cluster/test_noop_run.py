@@ -25,6 +25,7 @@ from kraft_testkit.fastforward.noop_run import (
     append_leader_noops,
     apply_commit_run,
     build_noop_batches,
+    run_log_cleaner,
 )
 from kraft_testkit.protocol.records import RecordBatch, encode_batch, iter_batches
 from kraft_testkit.metadata.delta import NOOP_VALUE
@@ -314,3 +315,59 @@ def test_refusals_name_the_reason() -> None:
     with pytest.raises(InexactFastForward, match="log cleaner"):
         append_leader_noops(b.sim.process(leader),
                             list(range(last + 500, clean + 500, 500)))
+
+
+def test_runs_with_rolls_and_dense_indexes_equal_stepping() -> None:
+    """Small segments (rolled by size and by age) and an index entry every ~4 batches: a run
+    that would roll goes batch by batch, the others in bulk; the files equal stepping's."""
+    cfg = {"metadata.log.segment.min.bytes": 12, "metadata.log.segment.bytes": 2_000,
+           "metadata.log.segment.ms": 7_000, "log.index.interval.bytes": 300}
+    a, b = _twins(8, 2, cfg)
+    diffs, _ = _run_and_compare(a, b, 30_000)
+    assert diffs == []
+    assert len(b.replica(b.active_controller.id).log.segments) > 5
+
+
+def test_a_run_split_at_the_log_cleaner_equals_stepping() -> None:
+    """75 virtual seconds cross each node's first log-cleaner run (a minute after start): the
+    runs stop before it, :func:`run_log_cleaner` runs it, the runs go on."""
+    a, b = _twins(9, 2, {"broker.heartbeat.interval.ms": 100_000,
+                         "broker.session.timeout.ms": 300_000})
+    commits = _record_commits(a)
+    a.run_for(74_000)
+    cleaned = {n: a.replica(n)._clean_at - a.raft_config.log_clean_interval_ms
+               for n in commits}
+    leader = a.active_controller.id
+    submits, now = _leader_submits(a, b)
+    c = cleaned[leader]
+    linger = a.raft_config.append_linger_ms
+    pl = b.sim.process(leader)
+    before = [p for p in commits[leader] if p[0] < c]
+    run1 = append_leader_noops(pl, [s for s in submits if s < c], until_ms=c - 1)
+    assert apply_commit_run(pl, before).applied == len(before)
+    run_log_cleaner(pl, c)
+    run2 = append_leader_noops(pl, [s for s in submits if s >= c], until_ms=now)
+    assert apply_commit_run(pl, commits[leader][len(before):]).stopped is None
+    assert run1.data and run2.data and all(s + linger != c for s in submits)
+    for nid, pairs in commits.items():
+        if nid == leader:
+            continue
+        p = b.sim.process(nid)
+        append_fetched_noops(p, run1)
+        append_fetched_noops(p, run2, a.replica(nid).log_end_offset)
+        first = apply_commit_run(p, pairs)
+        assert first.stopped and "log cleaner" in first.stopped
+        assert first.applied == len([q for q in pairs if q[0] < cleaned[nid]])
+        run_log_cleaner(p, cleaned[nid])
+        rest = apply_commit_run(p, pairs[first.applied:])
+        assert rest.applied == len(pairs) - first.applied and rest.stopped is None
+    assert _differences(a, b) == []
+    assert all(b.replica(n)._clean_at == a.replica(n)._clean_at for n in commits)
+
+
+def test_a_planted_commit_bug_is_caught(monkeypatch) -> None:
+    """The snapshot generator's byte count off by one per batch: caught."""
+    a, b = _twins(3, 2)
+    monkeypatch.setattr(noop_run, "batch_bytes", lambda batch: 73)
+    diffs, _ = _run_and_compare(a, b, 5_000)
+    assert any("snapshot generator" in d for d in diffs)
