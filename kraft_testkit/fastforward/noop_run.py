@@ -33,18 +33,24 @@ Proof: tests/cluster/test_noop_run.py compares each against stepping, file by fi
 from __future__ import annotations
 
 import struct
+from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from crc32c import crc32c
 
+from kraft_testkit.controller.noop import noop_interval_ms
 from kraft_testkit.fastforward.bulk import InexactFastForward
+from kraft_testkit.metadata import replay_batches
 from kraft_testkit.metadata.delta import NOOP_VALUE
 from kraft_testkit.metadata.snapshot_generator import batch_bytes
 from kraft_testkit.protocol import messages as M
 from kraft_testkit.protocol.records import CRC_START, RecordBatch, encode_batch
 from kraft_testkit.raft.replica_state import FOLLOWER, LEADER
 from kraft_testkit.sim.node import NEVER, DiskOp
+from kraft_testkit.sim.process import ProcessState
+
+_RUNNING = ProcessState.RUNNING
 
 _tuple_new = tuple.__new__
 _OFFSET = struct.Struct(">q")  # baseOffset at 0
@@ -84,11 +90,12 @@ def build_noop_batches(base_offset: int, epoch: int, timestamps: Sequence[int]) 
     records = _NOOP_RECORDS
     leader, replica, data = [], [], []
     pack_offset, pack_times, pack_crc = _OFFSET.pack_into, _TIMES.pack_into, _CRC.pack_into
+    covered = memoryview(template)[CRC_START:]  # what the CRC covers: not offset or epoch
     for i, ts in enumerate(timestamps):
         offset = base_offset + i
         pack_offset(template, 0, offset)
         pack_times(template, 27, ts, ts)
-        crc = crc32c(template[CRC_START:])
+        crc = crc32c(covered)
         pack_crc(template, 17, crc)
         data.append(bytes(template))
         fields = (offset, records, epoch, 0, 0, ts, ts, -1, -1, -1, 2)
@@ -101,9 +108,7 @@ def build_noop_batches(base_offset: int, epoch: int, timestamps: Sequence[int]) 
 
 
 def _node(process: object) -> object:
-    from kraft_testkit.sim.process import ProcessState
-
-    if process.state is not ProcessState.RUNNING:  # type: ignore[attr-defined]
+    if process.state is not _RUNNING:  # type: ignore[attr-defined]
         raise InexactFastForward(f"node {process.node_id} is not running")  # type: ignore[attr-defined]
     if process._crash_in_writes is not None:  # type: ignore[attr-defined]  # noqa: SLF001
         raise InexactFastForward(f"node {process.node_id} has a crash planned in its writes "
@@ -150,8 +155,6 @@ def append_leader_noops(process: object, submit_ms: Sequence[int],
     cfg = raft.config
     linger = cfg.append_linger_ms
     last = qc.soft.get("noop.last_ms")
-    from kraft_testkit.controller.noop import noop_interval_ms
-
     interval = noop_interval_ms(qc.config, qc.image)
     if interval is None or last is None:
         raise InexactFastForward("NoOps are off, or the controller has not scheduled one yet")
@@ -285,17 +288,6 @@ class CommitRun:
     stepped: tuple[int, ...] = ()
 
 
-def _snapshot_due(gen: object, bytes_since: int, last_ms: int | None, at: int) -> str | None:
-    if gen is None:
-        return None
-    if bytes_since >= gen.max_bytes:  # type: ignore[attr-defined]
-        return f"a snapshot falls due by bytes ({bytes_since} >= {gen.max_bytes})"  # type: ignore[attr-defined]
-    interval = gen.max_interval_ms  # type: ignore[attr-defined]
-    if interval and last_ms is not None and at - last_ms >= interval:
-        return f"a snapshot falls due by time (interval {interval} ms)"
-    return None
-
-
 def apply_commit_run(process: object, pairs: Sequence[tuple[int, int]], *,
                      through_snapshots: bool = False) -> CommitRun:
     """The node's high watermark moving to each ``(instant, high watermark)`` in turn over NoOp
@@ -338,46 +330,58 @@ def apply_commit_run(process: object, pairs: Sequence[tuple[int, int]], *,
         raise InexactFastForward(f"node {raft.id}'s log does not hold whole batches "
                                  f"[{raft.hw}, {top})")
     for b in batches:
+        if b[1] is _NOOP_RECORDS:  # built by build_noop_batches: a NoOp batch (fast path)
+            continue
         records = getattr(b, "records", None)
         if records is None or b.is_control or len(records) != 1 or \
                 records[0].value != NOOP_VALUE:
             raise InexactFastForward(f"offset {b.base_offset} on node {raft.id} is not a NoOp "
                                      "batch")
     size = batch_bytes(batches[0])
-    base = raft.hw
+    times = [p[0] for p in pairs]
+    hws = [p[1] for p in pairs]
+    if times != sorted(times) or hws != sorted(hws) or hws[0] < raft.hw:
+        raise InexactFastForward("the pairs go back in time or in offset")
+    n = len(pairs)
+    cleaner = bisect_left(times, raft._clean_at)  # noqa: SLF001 - the first pair at or after it
     stepped: list[int] = []
-    bytes_since = gen.bytes_since if gen is not None else 0
-    last_ms = gen.last_ms if gen is not None else None
-    prev_hw, prev_at, commit_at = raft.hw, None, None
     i = 0
-    while i < len(pairs):
-        at, hw = pairs[i]
-        if hw < prev_hw or (prev_at is not None and at < prev_at):
-            raise InexactFastForward(f"pair {i} ({at} ms, {hw}) goes back in time or offset")
-        if at >= raft._clean_at:  # noqa: SLF001
-            _commit(node, base, prev_hw, commit_at, gen, bytes_since, last_ms)
-            return CommitRun(i, f"the log cleaner runs at {raft._clean_at} ms, at or before "  # noqa: SLF001
-                             f"pair {i} ({at} ms)", tuple(stepped))
-        if hw > prev_hw:
+    while True:
+        hw0 = raft.hw
+        bytes_since = gen.bytes_since if gen is not None else 0
+        last_ms = gen.last_ms if gen is not None else None
+        first = bisect_right(hws, hw0, i)  # the first pair that moves the high watermark
+        due, reason = n, None
+        if gen is not None and first < n:
             if last_ms is None:
-                last_ms = at
-            reason = _snapshot_due(gen, bytes_since + (hw - prev_hw) * size, last_ms, at)
-            if reason is not None:
-                _commit(node, base, prev_hw, commit_at, gen, bytes_since, last_ms)
-                if not through_snapshots:
-                    return CommitRun(i, f"{reason} at pair {i} ({at} ms)", tuple(stepped))
-                _commit_stepped(process, node, at, hw)
-                stepped.append(i)
-                base, commit_at = hw, None
-                bytes_since, last_ms = gen.bytes_since, gen.last_ms
-            else:
-                bytes_since += (hw - prev_hw) * size
-                commit_at = at
-            prev_hw = hw
-        prev_at = at
-        i += 1
-    _commit(node, base, prev_hw, commit_at, gen, bytes_since, last_ms)
-    return CommitRun(len(pairs), None, tuple(stepped))
+                last_ms = times[first]
+            if gen.max_interval_ms:
+                j = bisect_left(times, last_ms + gen.max_interval_ms, first)
+                if j < due:
+                    due, reason = j, f"a snapshot falls due by time (interval {gen.max_interval_ms} ms)"
+            j = bisect_left(hws, hw0 + max(0, -(-(gen.max_bytes - bytes_since) // size)), first)
+            if j < due:
+                due, reason = j, f"a snapshot falls due by bytes (max {gen.max_bytes})"
+            if first < due < n and hws[due] == hws[due - 1]:  # the check runs where hw moves
+                due = bisect_right(hws, hws[due], due)
+                reason = reason if due < n else None
+        stop = min(due, cleaner)
+        if stop > i and hws[stop - 1] > hw0:
+            top = hws[stop - 1]
+            commit_at = times[bisect_left(hws, top, i)]  # the pair that moved it there
+            _commit(node, hw0, top, commit_at, gen, bytes_since + (top - hw0) * size, last_ms)
+        if stop >= n:
+            return CommitRun(n, None, tuple(stepped))
+        if cleaner <= due:
+            return CommitRun(cleaner, f"the log cleaner runs at {raft._clean_at} ms, at or "  # noqa: SLF001
+                             f"before pair {cleaner} ({times[cleaner]} ms)", tuple(stepped))
+        if not through_snapshots:
+            return CommitRun(due, f"{reason} at pair {due} ({times[due]} ms)", tuple(stepped))
+        _commit_stepped(process, node, times[due], hws[due])
+        stepped.append(due)
+        i = due + 1
+        if i >= n:
+            return CommitRun(n, None, tuple(stepped))
 
 
 def _commit(node: object, base: int, hw: int, at: int | None, gen: object, bytes_since: int,
@@ -394,8 +398,6 @@ def _commit(node: object, base: int, hw: int, at: int | None, gen: object, bytes
     raft.hw = raft._next = hw  # noqa: SLF001
     node._clock(at)  # type: ignore[attr-defined]  # noqa: SLF001
     if qc is not None:
-        from kraft_testkit.metadata import replay_batches
-
         qc.committed = replay_batches(qc.committed, [last])
         qc.metrics.last_committed_offset = hw - 1
         qc.metrics.committed_records += hw - base
@@ -405,8 +407,6 @@ def _commit(node: object, base: int, hw: int, at: int | None, gen: object, bytes
         qc._release(hw - 1)  # noqa: SLF001
         qc._count_brokers()  # noqa: SLF001
     if listener is not None:
-        from kraft_testkit.metadata import replay_batches
-
         listener.image = replay_batches(listener.image, [last])
         if logic is not None:
             effects = logic.on_metadata(listener.image, at)
