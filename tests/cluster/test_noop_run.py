@@ -36,13 +36,17 @@ from kraft_testkit.raft.segments import Segment
 QUIET = {"broker.heartbeat.interval.ms": 60_000, "broker.session.timeout.ms": 200_000}
 
 
-def _twins(seed: int, brokers: int, configs: dict | None = None, tmp: Path | None = None
-           ) -> tuple[Cluster, Cluster]:
+def _ids(c: Cluster) -> list[int]:
+    return sorted({*c.controller_ids, *c.broker_ids})  # (combined nodes are both)
+
+
+def _twins(seed: int, brokers: int, configs: dict | None = None, tmp: Path | None = None,
+           **options) -> tuple[Cluster, Cluster]:
     made = []
     for name in ("a", "b"):
-        kw = {}
+        kw = dict(options)
         if tmp is not None:
-            kw = {"storage": "tmpdir", "data_dir": tmp / name}
+            kw.update(storage="tmpdir", data_dir=tmp / name)
         c = Cluster(3, brokers, seed=seed, configs={**QUIET, **(configs or {})}, **kw)
         c.run_for(1_000)
         made.append(c)
@@ -52,7 +56,7 @@ def _twins(seed: int, brokers: int, configs: dict | None = None, tmp: Path | Non
 def _record_commits(c: Cluster) -> dict[int, list[tuple[int, int]]]:
     """Wrap every node's listener fan-out to note (instant, high watermark) of each commit."""
     seen: dict[int, list[tuple[int, int]]] = {}
-    for nid in (*c.controller_ids, *c.broker_ids):
+    for nid in _ids(c):
         node = c.sim.process(nid).machine
         fan = node._fan_out
         pairs = seen[nid] = []
@@ -85,7 +89,7 @@ def _bulk(a: Cluster, b: Cluster, commits: dict[int, list[tuple[int, int]]], *,
     leader = a.active_controller.id
     submits, now = _leader_submits(a, b)
     run = append_leader_noops(b.sim.process(leader), submits, until_ms=now)
-    for nid in (*b.controller_ids, *b.broker_ids):
+    for nid in _ids(b):
         if nid != leader:
             append_fetched_noops(b.sim.process(nid), run, a.replica(nid).log_end_offset)
     return {nid: apply_commit_run(b.sim.process(nid), pairs, through_snapshots=through_snapshots)
@@ -99,7 +103,7 @@ def _segment_state(seg: Segment) -> tuple:
 def _differences(a: Cluster, b: Cluster, *, clocks: bool = False) -> list[str]:
     """Everything a NoOp run touches, node by node; empty when A and B agree."""
     out = []
-    for nid in (*a.controller_ids, *a.broker_ids):
+    for nid in _ids(a):
         pa, pb = a.sim.process(nid), b.sim.process(nid)
         na, nb = pa.machine, pb.machine
         if dict(pa.disk.view()) != dict(pb.disk.view()):
@@ -157,7 +161,7 @@ def _differences(a: Cluster, b: Cluster, *, clocks: bool = False) -> list[str]:
         if clocks and na._fan_out.now_ms != nb._fan_out.now_ms:
             out.append(f"{nid}: listener clock differs")
     if a.data_dir is not None:
-        for nid in (*a.controller_ids, *a.broker_ids):
+        for nid in _ids(a):
             da, db = Path(a.data_dir), Path(b.data_dir)
             files_a = {p.relative_to(da).as_posix(): p.read_bytes() for p in da.rglob("*")
                        if p.is_file()}
@@ -209,6 +213,16 @@ def test_a_run_over_an_index_interval_equals_stepping(seed: int, brokers: int) -
     assert b.replica(a.active_controller.id).hw > 70
 
 
+@pytest.mark.parametrize("options", [{"combined": True}, {"kraft_version": 1}],
+                         ids=["combined", "kraft-version-1"])
+def test_combined_nodes_and_dynamic_voters_equal_stepping(options: dict) -> None:
+    """Combined nodes (controller and broker listeners on one node, one generator) and a
+    KIP-853 quorum (a VotersRecord in the log, the bootstrap checkpoint)."""
+    a, b = _twins(10, 3, **options)
+    diffs, results = _run_and_compare(a, b, 20_000)
+    assert diffs == [] and all(r.stopped is None for r in results.values())
+
+
 def test_a_run_on_a_data_dir_equals_stepping(tmp_path: Path) -> None:
     a, b = _twins(2, 2, tmp=tmp_path)
     diffs, _ = _run_and_compare(a, b, 31_000)
@@ -254,7 +268,7 @@ def test_a_run_stops_where_a_snapshot_falls_due() -> None:
     a, b = _twins(5, 2, cfg)
     commits = _record_commits(a)
     taken: dict[int, list[int]] = {}
-    for nid in (*a.controller_ids, *a.broker_ids):
+    for nid in _ids(a):
         node = a.sim.process(nid).machine
         gen = node.snapshots
 
