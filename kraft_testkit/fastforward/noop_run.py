@@ -104,6 +104,24 @@ def build_noop_batches(base_offset: int, epoch: int, timestamps: Sequence[int]) 
     return NoOpBatches(base_offset, epoch, tuple(timestamps), leader, replica, data)
 
 
+def noop_batches_in_log(log: object, start: int, end: int) -> NoOpBatches:
+    """The NoOp batches ``[start, end)`` a leader's log already holds, as a run (for replicas
+    that have not fetched them yet); refused unless each is a NoOp batch of one epoch."""
+    if not log.start_offset <= start <= end <= log.end_offset:  # type: ignore[attr-defined]
+        raise InexactFastForward(f"[{start}, {end}) is not in the log "
+                                 f"[{log.start_offset}, {log.end_offset})")  # type: ignore[attr-defined]
+    i = bisect_left(log.bases, start)  # type: ignore[attr-defined]
+    held = log.batches[i:i + end - start]  # type: ignore[attr-defined]
+    if not held:
+        return build_noop_batches(start, 0, [])
+    run = build_noop_batches(start, held[0].partition_leader_epoch,
+                             [b.max_timestamp for b in held])
+    if run.data != log.data[i:i + end - start]:  # type: ignore[attr-defined]
+        raise InexactFastForward(f"the log's batches in [{start}, {end}) are not NoOps of "
+                                 "one epoch")
+    return run
+
+
 # ---------------------------------------------------------------------- shared checks
 
 
@@ -441,4 +459,4 @@ def _commit_stepped(process: object, node: object, at: int, hw: int) -> None:
 
 
 __all__ = ["CommitRun", "NoOpBatches", "append_fetched_noops", "append_leader_noops",
-           "apply_commit_run", "build_noop_batches", "run_log_cleaner"]
+           "apply_commit_run", "build_noop_batches", "noop_batches_in_log", "run_log_cleaner"]

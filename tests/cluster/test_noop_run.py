@@ -25,6 +25,7 @@ from kraft_testkit.fastforward.noop_run import (
     append_leader_noops,
     apply_commit_run,
     build_noop_batches,
+    noop_batches_in_log,
     run_log_cleaner,
 )
 from kraft_testkit.protocol.records import RecordBatch, encode_batch, iter_batches
@@ -81,16 +82,22 @@ def _leader_submits(a: Cluster, b: Cluster) -> tuple[list[int], int]:
     qa = a.sim.process(leader).machine.controller
     if ra._lead.pending:  # submitted, lingering at A's instant
         out.append(qa.soft["noop.last_ms"])
-    return out, a.sim.scheduler.now_ms
+    done = b.sim.process(leader).machine.controller.soft["noop.last_ms"]  # (B may hold it
+    return [s for s in out if s > done], a.sim.scheduler.now_ms          # lingering)
 
 
 def _bulk(a: Cluster, b: Cluster, commits: dict[int, list[tuple[int, int]]], *,
           through_snapshots: bool = False) -> dict[int, noop_run.CommitRun]:
     leader = a.active_controller.id
     submits, now = _leader_submits(a, b)
+    held = b.replica(leader).log
     run = append_leader_noops(b.sim.process(leader), submits, until_ms=now)
     for nid in _ids(b):
         if nid != leader:
+            behind = b.replica(nid).log_end_offset
+            if behind < run.base_offset:  # it has not fetched the leader's last batches yet
+                append_fetched_noops(b.sim.process(nid),
+                                     noop_batches_in_log(held, behind, run.base_offset))
             append_fetched_noops(b.sim.process(nid), run, a.replica(nid).log_end_offset)
     return {nid: apply_commit_run(b.sim.process(nid), pairs, through_snapshots=through_snapshots)
             for nid, pairs in commits.items()}
