@@ -293,6 +293,9 @@ def test_a_run_stops_where_a_snapshot_falls_due() -> None:
         assert commits[nid][r.applied][0] == taken[nid][0]
         gb = b.sim.process(nid).machine.snapshots
         assert gb.snapshots == 0 and b.replica(nid).hw == commits[nid][r.applied - 1][1]
+        # a run ending exactly at that pair stops there too, having applied the ones before
+        again = apply_commit_run(b.sim.process(nid), commits[nid][r.applied:r.applied + 1])
+        assert again.applied == 0 and "snapshot falls due" in again.stopped
 
 
 @pytest.mark.parametrize("cfg", [
