@@ -319,9 +319,8 @@ def apply_commit_run(process: object, pairs: Sequence[tuple[int, int]], *,
     log cleaner's next run; :class:`CommitRun` says where and why."""
     node = _node(process)
     raft = node.raft  # type: ignore[attr-defined]
-    qc, listener, logic = node.controller, node.listener, node.logic  # type: ignore[attr-defined]
-    fan = node._fan_out  # type: ignore[attr-defined]  # noqa: SLF001
-    gen = fan.generator
+    qc, logic = node.controller, node.logic  # type: ignore[attr-defined]
+    gen = node._fan_out.generator  # type: ignore[attr-defined]  # noqa: SLF001
     log = raft.log
     if raft._next != raft.hw or raft._fired != (raft.leader_id, raft.epoch):  # noqa: SLF001
         raise InexactFastForward(f"node {raft.id} has commits or a leader change not yet "
