@@ -67,6 +67,9 @@ class Computed:
     #: a broker's fetch at the leader that did nothing else (no drain, NoOp, high watermark,
     #: other answer): the leader's Raft wake-up and node wake-up after it
     narrow: tuple[int, int] | None = None
+    #: a broker's answer its logic does not act on: (log end, high watermark) it carries,
+    #: to be applied with the broker's other such answers as one run
+    defer: tuple[int, int] | None = None
 
 
 @dataclass(slots=True)
@@ -88,8 +91,9 @@ class Loop:
     next_beat: int | None = None  # due instant, None while one is in flight
     beat_deadline: int = NEVER  # the one in flight times out then
     logic_wake: int = NEVER
-    isr_check: int | None = None  # the next ISR check of its partitions (single-replica)
+    isr_check: int | None = None  # the next ISR check (its logic runs it even with no partition)
     isr_interval: int = 0
+    isr_wakes: bool = False  # it leads partitions (single-replica): the check is a wake-up
 
 
 @dataclass(slots=True)
@@ -319,6 +323,8 @@ class _Model:
                 raise NotModelled(f"controller {n} is not registered yet")
         if not only_noops(self.raft.log, r._next, self.end):  # noqa: SLF001
             raise NotModelled(f"node {n} has records other than NoOps to commit")
+        if r.log_end_offset < self.lead.epoch_start:
+            raise NotModelled(f"node {n} has not fetched the leader's epoch start yet")
         if self.end - r.log_end_offset > CATCH_UP_LIMIT:
             raise NotModelled(f"node {n} is far behind the leader")
         t = proc._timer  # noqa: SLF001
@@ -365,6 +371,8 @@ class _Model:
                     r.leader != n or r.replicas != (n,) or r.isr != (n,) or r.pending
                     for r in replicas.replicas.values()):
                 raise NotModelled(f"broker {n} hosts replicated or pending partitions")
+            loop.isr_wakes = True
+        if replicas.active:
             loop.isr_check = replicas._next_isr_check_ms  # noqa: SLF001
             loop.isr_interval = replicas._isr_check_interval()  # noqa: SLF001
         loop.beat_to_leader = LinkClock.of(net, n, self.leader, CONTROLLER_CHANNEL)
@@ -459,7 +467,7 @@ class _Model:
     @staticmethod
     def _logic_wake(loop: Loop) -> None:
         wake = loop.beat_deadline if loop.next_beat is None else loop.next_beat
-        if loop.isr_check is not None:
+        if loop.isr_wakes and loop.isr_check is not None:
             wake = min(wake, loop.isr_check)
         loop.logic_wake = wake
 
@@ -469,12 +477,18 @@ class _Model:
         loop = self.pred.loops[n]
         if at >= min(loop.raft_wake, loop.beat_deadline):
             return self._stop(at, f"node {n}'s own timer")
-        self.pred.events.append(Computed(at, tie, n, kind, self.leader))
+        event = Computed(at, tie, n, kind, self.leader)
+        self.pred.events.append(event)
         if kind == "answer":
             _, new_end, new_hw = arg
             loop.end_offset = max(loop.end_offset, new_end)
             hw = max(loop.high_watermark, min(new_hw, loop.end_offset))
             committed = hw > loop.high_watermark
+            # its logic would do nothing that depends on the instant: the answer can wait
+            # to be applied with the others as one run (warp.py, broker_runs.py)
+            if loop.beat_to_leader is not None and at < loop.logic_wake and not (
+                    committed and loop.isr_check is not None and at >= loop.isr_check):
+                event.defer = (new_end, new_hw)
             loop.high_watermark = hw
             cfg = self.cfg
             loop.raft_wake = min(at + cfg.fetch_timeout_ms, at + cfg.request_timeout_ms,

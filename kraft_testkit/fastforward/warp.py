@@ -33,6 +33,7 @@ from collections import deque
 from typing import Any
 
 from kraft_testkit.broker.channel import CONTROLLER_CHANNEL, channel_of
+from kraft_testkit.fastforward.broker_runs import AnswerRun
 from kraft_testkit.fastforward.bulk import InexactFastForward
 from kraft_testkit.fastforward.observer_loop import NotModelled
 from kraft_testkit.fastforward.quorum_model import QuorumPrediction, predict_quorum
@@ -56,8 +57,9 @@ class QuorumWarp:
     MIN_STRETCH_MS = 50  # a shorter stretch is stepped: materializing costs a little too
     RETRY_EVENTS = 64  # events stepped after a fallback before the next look
 
-    def __init__(self, cluster: Any) -> None:
+    def __init__(self, cluster: Any, bulk: bool = True) -> None:
         self.c = cluster
+        self.bulk = bulk  # apply a broker's plain answers as runs (fastforward/broker_runs.py)
         self.sim = cluster.sim
         self.sched = cluster.sim.scheduler
         self.stats: dict[str, int] = {}
@@ -124,11 +126,43 @@ class QuorumWarp:
             p._timer[3] is not None else None for n, p in procs.items()}
         changed = set()
         sent = delivered = 0
+        runs: dict[int, AnswerRun] = {}  # brokers' answers held back, applied as runs
+        leader_raft = procs[leader].machine.raft
+
+        def flush(node: int) -> None:
+            last = runs.pop(node).apply(leader_raft.log)
+            machine = procs[node].machine
+            wake = min(machine._raft_wake, machine._logic_wake)  # noqa: SLF001
+            if wake != machine._wake:  # noqa: SLF001
+                machine._wake = wake  # noqa: SLF001
+                now_armed = armed[node]
+                if now_armed is None or now_armed[0] != max(last, wake):
+                    armed[node] = (max(last, wake), wake)
+                    changed.add(node)
+                else:
+                    armed[node] = (now_armed[0], wake)
+
         for ev in pred.events:
             node = ev.node
             proc = procs[node]
             machine = proc.machine
             at = ev.at_ms
+            if ev.defer is not None and self.bulk:
+                queue = queues.get((leader, node, None))
+                if not queue:
+                    raise InexactWarp(f"at {at} ms: the model delivers an answer to {node}, "
+                                      "but nothing was sent")
+                queue.popleft()
+                delivered += 1
+                run = runs.get(node)
+                if run is None:
+                    run = runs[node] = AnswerRun(proc, leader)
+                request = run.add(at, ev.defer[0], ev.defer[1], leader_raft.epoch)
+                queues.setdefault((node, leader, None), deque()).append(request)
+                sent += 1
+                continue
+            if node in runs:
+                flush(node)
             sched.now_ms = at
             if ev.kind == "timer":
                 armed[node] = None
@@ -177,6 +211,10 @@ class QuorumWarp:
                 else:
                     armed[node] = (max(at, node_ms), node_ms)
                     changed.add(node)
+        for node in sorted(runs):
+            flush(node)
+        self._count("answers applied in runs", sum(ev.defer is not None for ev in pred.events)
+                    if self.bulk else 0)
         # the messages still in flight: the model knows when they arrive
         for at, tie, _, kind, arg in pred.in_flight:
             n = arg[0]

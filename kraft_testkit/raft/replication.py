@@ -275,3 +275,30 @@ class Replication:
         return rpc.fetch_snapshot_request(self.cluster_id, self.id, self.epoch,
                                           download.snapshot_id, len(download.data),
                                           self.config.fetch_snapshot_max_bytes, self.dir)
+
+    # ---- for the idle warp (fastforward/broker_runs.py): a run of fetch answers at once
+
+    def fetch_request_body(self, end_offset: int, last_epoch: int) -> Any:
+        """The Fetch body :meth:`_fetch_request` builds with the log ending at
+        ``end_offset`` in ``last_epoch``."""
+        return rpc.fetch_request(self.cluster_id, self.id, self.dir, self.epoch, end_offset,
+                                 last_epoch, self.config.fetch_max_wait_ms,
+                                 self.config.fetch_max_bytes)
+
+    def after_fetch_answers(self, leader: int, at: int, cid: int, body: Any, end_offset: int,
+                            last_epoch: int) -> int:
+        """Where answers from ``leader`` (the last at ``at``), each followed by the next fetch
+        (the last with request id ``cid`` and ``body``), leave the client, as
+        :meth:`_on_fetch_response` and the poll after each would: deadline, connection,
+        cached request, acknowledged offset; returns the Raft wake-up the poll reports."""
+        self._deadline = at + self.config.fetch_timeout_ms
+        self._fetched_from_leader = True
+        conn = self._conns[leader]
+        self._cid = conn.cid = cid
+        conn.sent_at = at
+        self._fetch_cache = ((self.epoch, end_offset, last_epoch, self.config.fetch_max_wait_ms),
+                             body)
+        self.acknowledged = max(self.acknowledged, end_offset)
+        wake = min(self._deadline, at + self.config.request_timeout_ms, self._clean_at)
+        self._timer_at = wake
+        return wake

@@ -1,0 +1,75 @@
+"""A broker's fetch answers in a warped stretch, applied as one run (the bulk half of the warp).
+
+Between two events of a broker whose logic acts (its timer, a heartbeat's answer, an answer
+that sends a due heartbeat) the broker's events in an idle stretch are fetch answers carrying
+NoOps: each appends what it carries, moves the high watermark, hands the commits to the
+listeners and sends the next fetch. :class:`AnswerRun` holds such answers back (the model
+says which: ``Computed.defer``) and applies them at once with the bulk primitives of
+``fastforward/noop_run.py`` (one append run, one commit run, equal to k separate ones), then
+leaves the Raft client's fetch state (request id, connection, deadline, the cached request,
+wake-ups) where the k answers would have. The fetches the broker would have sent go to the
+leader as it would have built them (its request id and log end at each answer).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kraft_testkit.fastforward.bulk import InexactFastForward
+from kraft_testkit.fastforward.noop_run import (
+    append_fetched_noops,
+    apply_commit_run,
+    noop_batches_in_log,
+)
+from kraft_testkit.raft import rpc
+
+
+class AnswerRun:
+    """The answers one broker was handed in a stretch and not applied yet."""
+
+    def __init__(self, process: Any, leader: int) -> None:
+        self.process = process
+        node = process.machine
+        self.raft = node.raft
+        self.leader = leader
+        self.start_end = self.raft.log_end_offset
+        self.end = self.start_end
+        self.cid = self.raft._cid  # noqa: SLF001
+        self.pairs: list[tuple[int, int]] = []  # (instant, high watermark) per answer
+        self.body: Any = None
+        self.last_epoch = self.raft.log.last_epoch
+
+    def __bool__(self) -> bool:
+        return bool(self.pairs)
+
+    def add(self, at: int, end: int, hw: int, epoch: int) -> Any:
+        """One answer (bringing the log to ``end``, the high watermark to ``hw``) at ``at``;
+        returns the fetch the broker sends in reply, as its Raft client would build it."""
+        if end > self.end:
+            self.end, self.last_epoch = end, epoch
+        hw = max(self.pairs[-1][1] if self.pairs else self.raft.hw, min(hw, self.end))
+        self.pairs.append((at, hw))
+        self.cid = (self.cid + 1) & 0x7FFFFFFF
+        self.body = self.raft.fetch_request_body(self.end, self.last_epoch)
+        return rpc.request(self.cid, self.body)
+
+    def apply(self, leader_log: Any) -> int:
+        """Apply the held answers; returns the instant of the last one (the node's Raft
+        wake-up is left as its poll reported it; the caller re-arms its timer)."""
+        process, raft = self.process, self.raft
+        node = process.machine
+        if self.end > self.start_end:
+            run = noop_batches_in_log(leader_log, self.start_end, self.end)
+            append_fetched_noops(process, run, self.end)
+        if self.pairs[-1][1] > raft.hw:  # some answer moved the high watermark
+            done = apply_commit_run(process, self.pairs)
+            if done.stopped is not None or done.applied != len(self.pairs):
+                raise InexactFastForward(f"broker {raft.id}'s answers stopped: {done.stopped}")
+        last = self.pairs[-1][0]
+        node._clock(last)  # noqa: SLF001 - the last answer's event set the listeners' clock
+        wake = raft.after_fetch_answers(self.leader, last, self.cid, self.body, self.end,
+                                        self.last_epoch)
+        node._raft_wake = wake  # noqa: SLF001 - the poll after each answer reported it
+        self.start_end = self.end
+        self.pairs = []
+        return last
