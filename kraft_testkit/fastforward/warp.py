@@ -63,6 +63,7 @@ class QuorumWarp:
         self.sim = cluster.sim
         self.sched = cluster.sim.scheduler
         self.stats: dict[str, int] = {}
+        self._retry_at: int | None = None
 
     def _count(self, key: str, n: int = 1) -> None:
         self.stats[key] = self.stats.get(key, 0) + n
@@ -74,29 +75,38 @@ class QuorumWarp:
         sched = self.sched
         end = sched.now_ms + ms
         while (at := sched.next_at()) is not None and at <= end:
-            if not self.warp_once(end):
+            stepped_to = self.warp_once(end)
+            if stepped_to is not None:
+                self._step_some(min(end, stepped_to), events=1 << 30)
+            elif self._retry_at is not None:
                 self._step_some(end)
         sched.advance_to(end)
 
-    def warp_once(self, until_ms: int) -> bool:
-        """Warp one stretch up to ``until_ms`` if the quorum is idle; say whether it did."""
+    def warp_once(self, until_ms: int) -> int | None:
+        """Warp one stretch up to ``until_ms`` if the cluster is idle. Returns None when it
+        warped; else the instant to step through before the next look (the horizon, when
+        only something periodic stopped it), or None with ``_retry_at`` set (not idle)."""
+        self._retry_at = None
         try:
             pred = predict_quorum(self.c, until_ms)
         except NotModelled as e:
             self._count(f"fallback: {_reason(e)}")
-            return False
+            self._retry_at = self.sched.now_ms
+            return None
         if not pred.events or pred.horizon_ms - self.sched.now_ms < self.MIN_STRETCH_MS:
             self._count(f"fallback: horizon ({pred.why_stopped})")
-            return False
+            # step through what is due at the horizon (the cleaner, a snapshot, a task)
+            return max(pred.horizon_ms, self.sched.next_at() or 0)
         self.materialize(pred)
         self._count("stretches")
         self._count("events computed", len(pred.events))
         self._count("virtual ms warped", pred.horizon_ms - 1 - self._started)
-        return True
+        return None
 
-    def _step_some(self, end: int) -> None:
+    def _step_some(self, end: int, events: int = RETRY_EVENTS) -> None:
+        """Step up to ``events`` events due by ``end``."""
         sim, sched = self.sim, self.sched
-        for _ in range(self.RETRY_EVENTS):
+        for _ in range(events):
             at = sched.next_at()
             if at is None or at > end:
                 return
