@@ -23,7 +23,8 @@ from dataclasses import dataclass
 
 from kraft_testkit.errors import KraftError
 from kraft_testkit.sim.link import LinkProfile
-from kraft_testkit.sim.streams import MessageRandom
+from kraft_testkit.sim.link import Fixed, Uniform
+from kraft_testkit.sim.streams import GOLDEN, MASK64, STEP, MessageRandom
 
 
 class NotModelled(KraftError):
@@ -87,6 +88,14 @@ class LinkClock:
         self.sent = sent
         self._last_at = last_at
         self._last_tie = last_tie
+        # a Fixed or Uniform latency: the network's two inline draws (sim/network.py send)
+        self._plain: tuple[int, int] | None = None
+        latency = profile.latency
+        if type(latency) is Fixed:
+            self._plain = (latency.ms, 0)
+        elif type(latency) is Uniform:
+            self._plain = (latency.low, latency.high - latency.low + 1)
+        self._key = rng.getstate()[0]
 
     @classmethod
     def of(cls, network: object, src: int, dst: int, channel: str | None = None) -> LinkClock:
@@ -98,6 +107,28 @@ class LinkClock:
 
     def arrival(self, sent_at: int) -> tuple[int, int]:
         """``(at_ms, tie)`` of the next message, sent at ``sent_at``."""
+        plain = self._plain
+        if plain is not None:  # the same values as MessageRandom's draws 1 and 2
+            n = self.sent
+            self.sent = n + 1
+            base = self._key + (n + 1) * GOLDEN
+            low, span = plain
+            if span:
+                z = (base + STEP) & MASK64
+                z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
+                z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK64
+                at = sent_at + low + (z ^ (z >> 31)) % span
+                z = (base + 2 * STEP) & MASK64
+            else:
+                at = sent_at + low
+                z = (base + STEP) & MASK64
+            z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
+            z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK64
+            tie = (z ^ (z >> 31)) >> 32
+            if at <= self._last_at:
+                return self._last_at, self._last_tie
+            self._last_at, self._last_tie = at, tie
+            return at, tie
         rng = self._rng
         rng.seek(self.sent)
         self.sent += 1

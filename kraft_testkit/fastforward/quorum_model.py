@@ -486,8 +486,8 @@ class _Model:
             committed = hw > loop.high_watermark
             # its logic would do nothing that depends on the instant: the answer can wait
             # to be applied with the others as one run (warp.py, broker_runs.py)
-            if loop.beat_to_leader is not None and at < loop.logic_wake and not (
-                    committed and loop.isr_check is not None and at >= loop.isr_check):
+            if loop.voter or (at < loop.logic_wake and not (
+                    committed and loop.isr_check is not None and at >= loop.isr_check)):
                 event.defer = (new_end, new_hw)
             loop.high_watermark = hw
             cfg = self.cfg
