@@ -130,9 +130,10 @@ def test_the_warp_leaves_every_byte_as_stepping_does(seed: int, brokers: int) ->
     assert s.sim.trace.digest() != c.sim.trace.digest()  # by design
 
 
-def test_same_seed_same_digest_when_warped() -> None:
-    a = _scenario(4, True, short=True)[1]
-    b = _scenario(4, True, short=True)[1]
+@pytest.mark.parametrize("brokers", [0, 3])
+def test_same_seed_same_digest_when_warped(brokers: int) -> None:
+    a = _scenario(4, True, short=True, brokers=brokers)[1]
+    b = _scenario(4, True, short=True, brokers=brokers)[1]
     assert a.fast_forward_stats["stretches"] > 0
     assert a.sim.trace.digest() == b.sim.trace.digest()
 
