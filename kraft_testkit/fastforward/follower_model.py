@@ -66,6 +66,9 @@ class Loop:
     isr_check: int | None = None  # the next ISR check (its logic runs it even with no partition)
     isr_interval: int = 0
     isr_wakes: bool = False  # it leads partitions (single-replica): the check is a wake-up
+    clean_at: int = NEVER  # its Raft log cleaner's next run
+    beat_timeout: int = 0  # a heartbeat in flight times out this long after it left
+    beat_interval: int = 0
 
 
 _KINDS = {  # message body -> (model kind, sent by the follower?)
@@ -120,6 +123,7 @@ class FollowerLoops:
         loop = Loop(n, n in self.voter_ids, r.log_end_offset, r.hw,
                     LinkClock.of(net, n, leader), LinkClock.of(net, leader, n),
                     node._raft_wake, timer, proc._timer_ties)  # noqa: SLF001
+        loop.clean_at = r._clean_at  # noqa: SLF001
         if node.logic is not None:
             self._beats(loop, node)
         kinds = {}
@@ -160,6 +164,8 @@ class FollowerLoops:
         if replicas.active:
             loop.isr_check = replicas._next_isr_check_ms  # noqa: SLF001
             loop.isr_interval = replicas._isr_check_interval()  # noqa: SLF001
+        loop.beat_timeout = lc.request_timeout_ms
+        loop.beat_interval = self.c.config.broker_heartbeat_interval_ms
         loop.beat_to_leader = LinkClock.of(net, n, self.leader, CONTROLLER_CHANNEL)
         loop.beat_to_node = LinkClock.of(net, self.leader, n, CONTROLLER_CHANNEL)
         loop.next_beat = lc._next_comm_ms  # noqa: SLF001
@@ -188,7 +194,7 @@ class FollowerLoops:
         """The broker logic ran at ``at``: a due heartbeat leaves, a due ISR check runs."""
         if loop.next_beat is not None and at >= loop.next_beat:
             loop.next_beat = None
-            loop.beat_deadline = at + self.c.broker(loop.node).logic.lifecycle.request_timeout_ms
+            loop.beat_deadline = at + loop.beat_timeout
             self._send(loop.beat_to_leader, at, "beat", (loop.node,))
         if loop.isr_check is not None and at >= loop.isr_check:
             loop.isr_check = at + loop.isr_interval
@@ -222,12 +228,12 @@ class FollowerLoops:
             loop.high_watermark = hw
             cfg = self.cfg
             loop.raft_wake = min(at + cfg.fetch_timeout_ms, at + cfg.request_timeout_ms,
-                                 self.c.controller_node(n).raft._clean_at)  # noqa: SLF001
+                                 loop.clean_at)
             self._send(loop.to_leader, at, "fetch", (n, loop.end_offset))
             if committed and loop.beat_to_leader is not None:
                 self._beat_if_due(loop, at)
         else:  # a heartbeat's answer: the next one is due an interval later
-            loop.next_beat = at + self.c.config.broker_heartbeat_interval_ms
+            loop.next_beat = at + loop.beat_interval
             loop.beat_deadline = NEVER
             if loop.isr_check is not None and at >= loop.isr_check:
                 loop.isr_check = at + loop.isr_interval
