@@ -123,6 +123,7 @@ def test_decoded_uuids_are_interned_and_equal():
 
 def test_uuid_table_is_bounded(monkeypatch):
     monkeypatch.setattr(uuid_module, "_CACHE_MAX", 8)
+    uuid_module._CACHE.clear()  # an earlier test in this worker may have interned these ids
     ids = [Uuid(bytes([k]) * 16) for k in range(1, 30)]
     for u in ids:
         raw = M.TopicRecord(name="t", topic_id=u).encode(0)
