@@ -24,6 +24,22 @@ from kraft_testkit.fastforward.noop_run import (
 from kraft_testkit.raft import rpc
 
 
+class SharedRun:
+    """The leader's NoOp batches of a stretch as one run, built once for every follower
+    (``noop_run.NoOpBatches``: the same bytes and batch objects on every replica)."""
+
+    def __init__(self, leader_log: Any) -> None:
+        self.log = leader_log
+        self.run: Any = None
+
+    def covering(self, start: int, end: int) -> Any:
+        run = self.run
+        if run is None or start < run.base_offset or end > run.end_offset:
+            lo = start if run is None else min(start, run.base_offset)
+            self.run = run = noop_batches_in_log(self.log, lo, max(end, self.log.end_offset))
+        return run
+
+
 class AnswerRun:
     """The answers one broker was handed in a stretch and not applied yet."""
 
@@ -45,22 +61,22 @@ class AnswerRun:
     def add(self, at: int, end: int, hw: int, epoch: int) -> Any:
         """One answer (bringing the log to ``end``, the high watermark to ``hw``) at ``at``;
         returns the fetch the broker sends in reply, as its Raft client would build it."""
-        if end > self.end:
-            self.end, self.last_epoch = end, epoch
+        if end > self.end or self.body is None:
+            if end > self.end:
+                self.end, self.last_epoch = end, epoch
+            self.body = self.raft.fetch_request_body(self.end, self.last_epoch)
         hw = max(self.pairs[-1][1] if self.pairs else self.raft.hw, min(hw, self.end))
         self.pairs.append((at, hw))
         self.cid = (self.cid + 1) & 0x7FFFFFFF
-        self.body = self.raft.fetch_request_body(self.end, self.last_epoch)
         return rpc.request(self.cid, self.body)
 
-    def apply(self, leader_log: Any) -> int:
+    def apply(self, runs: SharedRun) -> int:
         """Apply the held answers; returns the instant of the last one (the node's Raft
         wake-up is left as its poll reported it; the caller re-arms its timer)."""
         process, raft = self.process, self.raft
         node = process.machine
         if self.end > self.start_end:
-            run = noop_batches_in_log(leader_log, self.start_end, self.end)
-            append_fetched_noops(process, run, self.end)
+            append_fetched_noops(process, runs.covering(self.start_end, self.end), self.end)
         if self.pairs[-1][1] > raft.hw:  # some answer moved the high watermark
             done = apply_commit_run(process, self.pairs)
             if done.stopped is not None or done.applied != len(self.pairs):

@@ -33,7 +33,7 @@ from collections import deque
 from typing import Any
 
 from kraft_testkit.broker.channel import CONTROLLER_CHANNEL, channel_of
-from kraft_testkit.fastforward.broker_runs import AnswerRun
+from kraft_testkit.fastforward.broker_runs import AnswerRun, SharedRun
 from kraft_testkit.fastforward.bulk import InexactFastForward
 from kraft_testkit.fastforward.observer_loop import NotModelled
 from kraft_testkit.fastforward.quorum_model import QuorumPrediction, predict_quorum
@@ -138,9 +138,10 @@ class QuorumWarp:
         sent = delivered = 0
         runs: dict[int, AnswerRun] = {}  # brokers' answers held back, applied as runs
         leader_raft = procs[leader].machine.raft
+        shared = SharedRun(leader_raft.log)
 
         def flush(node: int) -> None:
-            last = runs.pop(node).apply(leader_raft.log)
+            last = runs.pop(node).apply(shared)
             machine = procs[node].machine
             wake = min(machine._raft_wake, machine._logic_wake)  # noqa: SLF001
             if wake != machine._wake:  # noqa: SLF001
