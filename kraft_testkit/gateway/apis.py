@@ -7,7 +7,7 @@ from typing import Any
 
 from kraft_testkit.protocol import messages as M
 
-from . import cluster_apis, data_apis, legacy_configs, producer_ids, sasl
+from . import cluster_apis, data_apis, legacy_configs, local_reads, producer_ids, sasl
 from .context import RequestContext
 from .forwarding import CLIENT_CONTROLLER_APIS, forward
 
@@ -30,6 +30,10 @@ _COMMON: dict[type, Handler] = {
 }
 _COMMON.update({cls: forward for cls in CLIENT_CONTROLLER_APIS})
 _COMMON[M.AlterConfigsRequest] = legacy_configs.alter_configs
+# reads a Kafka node answers from its own image, never forwarded (gateway/local_reads.py)
+_COMMON[M.DescribeConfigsRequest] = local_reads.describe_configs
+_COMMON[M.DescribeAclsRequest] = local_reads.describe_acls
+_COMMON[M.DescribeClientQuotasRequest] = local_reads.describe_client_quotas
 _COMMON[M.CreateDelegationTokenRequest] = sasl.create_delegation_token
 
 BROKER_HANDLERS: dict[type, Handler] = dict(_COMMON)
