@@ -47,6 +47,9 @@ CLIENT_CONTROLLER_APIS = tuple(sorted(
     key=lambda c: c._spec.api_key)) + (M.DescribeQuorumRequest, M.AddRaftVoterRequest,
                                        M.RemoveRaftVoterRequest)  # KIP-853: the Raft leader's
 
+#: forwarded reads: they change nothing, so their answers go back at once (no propagation wait)
+READ_ONLY_APIS = (M.ListPartitionReassignmentsRequest, M.DescribeQuorumRequest)
+
 
 def error_response(request: Message, code: int) -> Message:
     """The response Kafka gives ``request`` when it fails as a whole with ``code``."""
@@ -145,6 +148,9 @@ class ControllerCall:
             self.cid = None
             if self.direct_to is None and is_not_controller(response) and now < self.deadline_ms:
                 self.retry_at_ms = now + RETRY_BACKOFF_MS
+            elif isinstance(self.body, READ_ONLY_APIS):
+                self.answer = response
+                return response
             else:
                 self.held, self.held_at_ms = response, now
                 self.offset = c.metadata.provenance.offset
@@ -162,9 +168,9 @@ class ControllerCall:
         return None
 
     def _after_propagation(self) -> Message | None:
-        """The answer once every running broker replayed the committed metadata it may depend
-        on (a client that created a topic asks a broker about it next), or after
-        PROPAGATION_WAIT_MS."""
+        """A write's answer once every running broker replayed the committed metadata it may
+        depend on (a client that created a topic asks a broker about it next), or after
+        PROPAGATION_WAIT_MS. Reads (READ_ONLY_APIS) skip this: they changed nothing."""
         c = self.cluster
         if c.now_ms - self.held_at_ms < PROPAGATION_WAIT_MS:
             for n in c.broker_ids:
