@@ -1,5 +1,6 @@
-"""A forwarded read goes back as soon as the controller answers; a forwarded write waits until
-the running brokers replayed the commit (at most PROPAGATION_WAIT_MS), as docs/clients.md says.
+"""A forwarded read goes back as soon as the controller answers, and so does a write that
+changed nothing (validate-only, or failed); a forwarded write waits until the running brokers
+replayed the commit (at most PROPAGATION_WAIT_MS), as docs/clients.md says.
 Measured in virtual time while one broker is cut off from the controllers (so it never catches
 up)."""
 
@@ -55,3 +56,24 @@ def test_a_write_still_waits_for_the_brokers_up_to_the_propagation_limit(kraft_b
     assert created.topics[0].error_code == 0
     assert took >= PROPAGATION_WAIT_MS  # the lagging broker never replays it
     assert kraft_bootstrap.call(lambda c: c.broker(lagging).image.topic("w")) is None
+
+
+@pytest.mark.kraft(brokers=3, seed=21)
+def test_a_write_that_changed_nothing_answers_at_once(kraft_bootstrap, kraft_cluster):
+    kraft_bootstrap.call(lambda c: c.create_topic("exists", partitions=1, replication_factor=1))
+    _behind(kraft_bootstrap)
+    client = RawClient(kraft_bootstrap.address(kraft_cluster.broker_ids[0])[1])
+    C = M.CreateTopicsRequest
+
+    def create(name: str, validate_only: bool):
+        return C(topics=(C.CreatableTopic(name=name, num_partitions=1, replication_factor=1,
+                                          assignments=(), configs=()),),
+                 timeout_ms=30_000, validate_only=validate_only)
+
+    failed, took = _timed(kraft_bootstrap, client, create("exists", False), 7)
+    assert failed.topics[0].error_code == 36  # TOPIC_ALREADY_EXISTS
+    assert took < 1_000, f"a failed CreateTopics took {took} virtual ms"
+    validated, took = _timed(kraft_bootstrap, client, create("new", True), 7)
+    assert validated.topics[0].error_code == 0
+    assert took < 1_000, f"a validate-only CreateTopics took {took} virtual ms"
+    assert kraft_cluster.metadata.topic("new") is None
