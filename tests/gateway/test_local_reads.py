@@ -81,7 +81,10 @@ def test_a_partitioned_broker_answers_from_its_stale_image_at_once(kraft_bootstr
 
 def test_broker_resources_name_the_broker_asked(kraft_bootstrap, kraft_cluster):
     me, other = kraft_cluster.broker_ids[0], kraft_cluster.broker_ids[1]
-    kraft_bootstrap.call(lambda c: c.alter_configs(broker=me, set={"log.cleaner.threads": "2"}))
+    with kraft_bootstrap.hold() as c:
+        c.alter_configs(broker=me, set={"log.cleaner.threads": "2"})
+        c.run_until(lambda c: c.broker(me).metadata_offset >= c.metadata.provenance.offset,
+                    10_000)  # the broker answers from what it has replayed
     client = _client(kraft_bootstrap, me)
     own = client.request(_describe(BROKER, str(me)), 4).results[0]
     assert own.error_code == 0
