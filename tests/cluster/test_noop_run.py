@@ -24,6 +24,7 @@ from kraft_testkit.fastforward.noop_run import (
     append_fetched_noops,
     append_leader_noops,
     apply_commit_run,
+    apply_noop_stretch,
     build_noop_batches,
     noop_batches_in_log,
     run_log_cleaner,
@@ -90,17 +91,11 @@ def _bulk(a: Cluster, b: Cluster, commits: dict[int, list[tuple[int, int]]], *,
           through_snapshots: bool = False) -> dict[int, noop_run.CommitRun]:
     leader = a.active_controller.id
     submits, now = _leader_submits(a, b)
-    held = b.replica(leader).log
-    run = append_leader_noops(b.sim.process(leader), submits, until_ms=now)
-    for nid in _ids(b):
-        if nid != leader:
-            behind = b.replica(nid).log_end_offset
-            if behind < run.base_offset:  # it has not fetched the leader's last batches yet
-                append_fetched_noops(b.sim.process(nid),
-                                     noop_batches_in_log(held, behind, run.base_offset))
-            append_fetched_noops(b.sim.process(nid), run, a.replica(nid).log_end_offset)
-    return {nid: apply_commit_run(b.sim.process(nid), pairs, through_snapshots=through_snapshots)
-            for nid, pairs in commits.items()}
+    _, done = apply_noop_stretch({n: b.sim.process(n) for n in _ids(b)}, leader, submits,
+                                 until_ms=now,
+                                 log_ends={n: a.replica(n).log_end_offset for n in _ids(a)},
+                                 commits=commits, through_snapshots=through_snapshots)
+    return done
 
 
 def _segment_state(seg: Segment) -> tuple:
@@ -395,3 +390,16 @@ def test_a_planted_commit_bug_is_caught(monkeypatch) -> None:
     monkeypatch.setattr(noop_run, "batch_bytes", lambda batch: 73)
     diffs, _ = _run_and_compare(a, b, 5_000)
     assert any("snapshot generator" in d for d in diffs)
+
+
+def test_noop_batches_in_a_log() -> None:
+    """A leader's NoOps already in its log come back as a run, byte for byte; a range holding
+    other records (the boot's registrations) is refused."""
+    a, _ = _twins(12, 1)
+    a.run_for(5_000)  # ten NoOps at the end
+    log = a.replica(a.active_controller.id).log
+    end = log.end_offset
+    run = noop_batches_in_log(log, end - 5, end)
+    assert run.data == log.data[-5:] and run.replica == log.batches[-5:]
+    with pytest.raises(InexactFastForward, match="not NoOps"):
+        noop_batches_in_log(log, 0, end)
