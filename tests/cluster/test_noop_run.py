@@ -31,6 +31,7 @@ from kraft_testkit.fastforward.noop_run import (
 )
 from kraft_testkit.protocol.records import RecordBatch, encode_batch, iter_batches
 from kraft_testkit.metadata.delta import NOOP_VALUE
+from kraft_testkit.protocol.frames import encode_record
 from kraft_testkit.raft.segments import Segment
 
 #: heartbeats far apart, so a broker's own timer does not fall inside the runs compared here
@@ -98,6 +99,11 @@ def _bulk(a: Cluster, b: Cluster, commits: dict[int, list[tuple[int, int]]], *,
     return done
 
 
+def _encoded(image) -> tuple:
+    """The image as its snapshot records' bytes, and where it stands."""
+    return tuple(image.provenance), tuple(encode_record(r) for r in image.write())
+
+
 def _segment_state(seg: Segment) -> tuple:
     return tuple(getattr(seg, f) for f in Segment.__slots__)
 
@@ -133,7 +139,8 @@ def _differences(a: Cluster, b: Cluster, *, clocks: bool = False) -> list[str]:
             if (me_a.end_offset, ra.acknowledged, ra._lead.pending, ra._lead.drain_at) != \
                     (me_b.end_offset, rb.acknowledged, rb._lead.pending, rb._lead.drain_at):
                 out.append(f"{nid}: the leader's own progress or pending NoOp differs")
-        if na.image.to_dict() != nb.image.to_dict() or na.image != nb.image:
+        if na.image.to_dict() != nb.image.to_dict() or na.image != nb.image or \
+                _encoded(na.image) != _encoded(nb.image):
             out.append(f"{nid}: image differs")
         ga, gb = na.snapshots, nb.snapshots
         if (ga.bytes_since, ga.last_ms, ga.snapshots) != (gb.bytes_since, gb.last_ms,
