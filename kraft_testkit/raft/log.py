@@ -27,7 +27,7 @@ from typing import NamedTuple
 
 from kraft_testkit.protocol.records import RecordBatch
 from kraft_testkit.raft.errors import CorruptFile, LogError
-from kraft_testkit.raft.segments import LogConfig, Segment
+from kraft_testkit.raft.segments import OFFSET_ENTRY, TIME_ENTRY, LogConfig, Segment
 from kraft_testkit.raft.snapshot import Snapshot, SnapshotInfo, file_name
 from kraft_testkit.sim.node import Append, Delete, DiskOp, Replace
 
@@ -269,6 +269,50 @@ class RaftLog:
         ops = ops or []
         ops.append(Append(seg.log, data))
         return ops + (index_ops or [])
+
+    def append_run(self, batches: list[RecordBatch], data: list[bytes]) -> list[DiskOp]:
+        """:meth:`append` of each batch in turn, as one call: a run of batches of one size and
+        one epoch that continue the log (bulk NoOps). The files end byte for byte as after the
+        separate appends; the disk ops come merged (one append per file). A run in which the
+        segment would roll (by size, age or a full index) goes batch by batch."""
+        if not batches:
+            return []
+        size = len(data[0])
+        epoch = batches[0].partition_leader_epoch
+        first = batches[0]
+        seg = self.segments[-1]
+        config = self.config
+        k = len(batches)
+        roll_at = seg.roll_at if seg.size else (
+            first.max_timestamp + config.segment_ms if first.max_timestamp >= 0 else 1 << 62)
+        limit = config.index_max_bytes
+        bases = [b.base_offset for b in batches]
+        if (bases != list(range(self.end_offset, self.end_offset + k))  # one record each
+                or epoch < self.last_epoch
+                or any(b.partition_leader_epoch != epoch or b.last_offset_delta for b in batches)
+                or any(len(d) != size for d in data)
+                or seg.size + k * size > config.segment_bytes
+                or max(b.max_timestamp for b in batches) > roll_at
+                or seg.full or len(seg.offsets) + k >= limit // OFFSET_ENTRY.size
+                or len(seg.times) + k >= limit // TIME_ENTRY.size):
+            ops: list[DiskOp] = []
+            for batch, raw in zip(batches, data):
+                ops += self.append(batch, raw)
+            return ops
+        if not self.epochs or epoch > self.epochs[-1][0]:
+            self.epochs.append((epoch, first.base_offset))
+        self.bases.extend(bases)
+        self.batches.extend(batches)
+        self.data.extend(data)
+        self.positions.extend(range(seg.size, seg.size + k * size, size))
+        self.end_offset = bases[-1] + 1
+        index, timeindex = seg.add_run(batches, size, config)
+        ops = [Append(seg.log, b"".join(data))]
+        if index:
+            ops.append(Append(seg.index, index))
+        if timeindex:
+            ops.append(Append(seg.timeindex, timeindex))
+        return ops
 
     def truncate_to(self, offset: int) -> list[DiskOp]:
         """Drop every batch holding ``offset`` or later (divergence): segments above the cut

@@ -268,22 +268,31 @@ class RaftReplica(ElectionRpcs, Replication, VoterSetState):
         if wake != self._timer_at:
             timer = self._timer_at = wake
         if self._writes:  # Kafka's leader-epoch-checkpoint follows the log's epoch runs
-            log = self.log
-            epochs = log.epochs
-            sig = (log.start_epoch, log.start_offset, len(epochs), epochs[-1] if epochs else None)
-            if sig != self._epoch_sig:  # cheap on the hot path: appends rarely start a run
-                self._epoch_sig = sig
-                entries = log.epoch_entries()
-                if entries != self._epoch_file:
-                    self._epoch_file = entries
-                    self._writes.append(Replace(LEADER_EPOCH_CHECKPOINT,
-                                                encode_epoch_checkpoint(entries)))
-                    self._sync = True
+            ops = self.epoch_checkpoint_ops()
+            if ops:
+                self._writes += ops
+                self._sync = True
         if not self._writes and not self._sends and timer is None:
             return None
         effects = Effects(self._writes, self._sync, self._sends, timer)
         self._writes, self._sends, self._sync = [], [], False
         return effects
+
+    def epoch_checkpoint_ops(self) -> list[DiskOp]:
+        """The ``leader-epoch-checkpoint`` rewrite due after the log changed (none when its
+        epoch runs did not): what :meth:`poll` adds to a step's writes, and what a bulk
+        append (``fastforward/noop_run.py``) adds to its own."""
+        log = self.log
+        epochs = log.epochs
+        sig = (log.start_epoch, log.start_offset, len(epochs), epochs[-1] if epochs else None)
+        if sig == self._epoch_sig:  # cheap on the hot path: appends rarely start a run
+            return []
+        self._epoch_sig = sig
+        entries = log.epoch_entries()
+        if entries == self._epoch_file:
+            return []
+        self._epoch_file = entries
+        return [Replace(LEADER_EPOCH_CHECKPOINT, encode_epoch_checkpoint(entries))]
 
     # ================================================================== public API
 

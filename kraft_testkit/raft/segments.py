@@ -122,6 +122,44 @@ class Segment:
                      or len(self.times) >= config.index_max_bytes // TIME_ENTRY.size)
         return ops
 
+    def add_run(self, batches: list[RecordBatch], size: int, config: LogConfig
+                ) -> tuple[bytes, bytes]:
+        """:meth:`add` for a run of batches of ``size`` bytes each that the caller checked
+        will not roll the segment (bulk NoOps): the index and time-index bytes the run adds,
+        each the concatenation of what the separate :meth:`add` calls would have appended."""
+        offset_out = bytearray()
+        time_out = bytearray()
+        interval = config.index_interval_bytes
+        position, since, base = self.size, self.since, self.base
+        max_ts, max_ts_offset = self.max_ts, self.max_ts_offset
+        times = self.times
+        last_time = times[-1][0] if times else NO_TIMESTAMP
+        pack_offset, pack_time = OFFSET_ENTRY.pack, TIME_ENTRY.pack
+        for batch in batches:
+            ts = batch.max_timestamp
+            if position == 0:
+                self._started(ts, config)
+            if ts > max_ts:
+                max_ts, max_ts_offset = ts, batch.last_offset
+            if since <= interval:
+                since += size
+                position += size
+                continue
+            last = batch.last_offset
+            self.offsets.append((last, position))
+            offset_out += pack_offset(last - base, position)
+            if max_ts > last_time:  # _time_entry
+                times.append((max_ts, max_ts_offset))
+                time_out += pack_time(max_ts, max_ts_offset - base)
+                last_time = max_ts
+            since = size
+            position += size
+            self.full = (len(self.offsets) >= config.index_max_bytes // OFFSET_ENTRY.size
+                         or len(times) >= config.index_max_bytes // TIME_ENTRY.size)
+        self.size, self.since = position, since
+        self.max_ts, self.max_ts_offset = max_ts, max_ts_offset
+        return bytes(offset_out), bytes(time_out)
+
     def _started(self, first_ts: int, config: LogConfig) -> None:
         self.first_ts = first_ts
         self.roll_at = first_ts + config.segment_ms if first_ts >= 0 else _NEVER
