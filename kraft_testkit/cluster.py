@@ -488,9 +488,10 @@ class Cluster(VoterOps, SimulationFacade, AdminOperations):
             shutil.rmtree(self.data_dir, ignore_errors=True)
             self._owns_data_dir = False
 
-    def wall_clock(self, start: Any = "2026-01-01T00:00:00Z", **options: Any) -> Any:
+    def wall_clock(self, start: Any = None, **options: Any) -> Any:
         """A context manager: ``time.time()``, ``datetime.now()``... in user code follow this
-        cluster's virtual time from ``start`` on (freezegun; see :mod:`kraft_testkit.timewarp`)."""
+        cluster's virtual time, on the record timestamps' clock unless ``start`` says where
+        (freezegun; see :mod:`kraft_testkit.timewarp`)."""
         from .timewarp import wall_clock
 
         return wall_clock(self, start, **options)

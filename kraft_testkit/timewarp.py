@@ -2,8 +2,10 @@
 
 Code under test often reads the wall clock (a lease that expires at ``issued + ttl``, a token
 with an ``exp`` claim, "take a snapshot every 10 minutes"). :meth:`Cluster.wall_clock` freezes
-the wall clock with freezegun and then ties it to the cluster: every read answers
-``start + cluster.now_ms``. Moving virtual time (``run_for``, ``run_until``, an admin call,
+the wall clock with freezegun and then ties it to the cluster: every read answers the time the
+cluster's record batches carry, ``log time base + cluster.now_ms`` (the base is
+``testkit.log.time.base.ms``, 2026-01-01T00:00:00Z by default), so user code and record
+timestamps read one clock; an explicit ``start`` sets the wall time at the moment it opens. Moving virtual time (``run_for``, ``run_until``, an admin call,
 :meth:`WallClock.warp`) moves the wall clock with it, to the millisecond, and nothing else does.
 
 The bridge goes one way only: the simulator never reads the wall clock, so a frozen wall clock
@@ -22,7 +24,15 @@ from typing import Any
 
 from .errors import ConfigError
 
-DEFAULT_START = "2026-01-01T00:00:00Z"
+DEFAULT_START = "2026-01-01T00:00:00Z"  # an example start (the default follows the log)
+_EPOCH = _dt.datetime(1970, 1, 1)
+
+
+def log_time(cluster: Any) -> _dt.datetime:
+    """The wall time the cluster's record batches are stamped with now (naive UTC): the log
+    time base (``testkit.log.time.base.ms``) plus virtual time."""
+    return _EPOCH + _dt.timedelta(
+        milliseconds=cluster.raft_config.log_time_base_ms + cluster.now_ms)
 
 
 def parse_start(start: str | _dt.datetime) -> _dt.datetime:
@@ -123,11 +133,12 @@ def _following_factory_class(base: type) -> type:
 
 
 @contextmanager
-def wall_clock(cluster: Any, start: str | _dt.datetime = DEFAULT_START,
+def wall_clock(cluster: Any, start: str | _dt.datetime | None = None,
                *, tz_offset: int = 0) -> Iterator[WallClock]:
-    """Freeze the wall clock at ``start`` and tie it to ``cluster``'s virtual time.
+    """Freeze the wall clock and tie it to ``cluster``'s virtual time: by default at the time
+    the record batches carry (:func:`log_time`), else at ``start`` when it opens.
 
-    >>> with cluster.wall_clock(start="2026-01-01T00:00:00Z") as clock:
+    >>> with cluster.wall_clock() as clock:
     ...     issued = time.time()
     ...     clock.warp(9_000)
     ...     assert time.time() - issued == 9.0
@@ -140,7 +151,7 @@ def wall_clock(cluster: Any, start: str | _dt.datetime = DEFAULT_START,
     except ImportError as e:  # pragma: no cover - depends on the environment
         raise ConfigError("wall_clock needs freezegun: pip install 'kraft-testkit[timewarp]'") \
             from e
-    wall = WallClock(cluster, parse_start(start))
+    wall = WallClock(cluster, log_time(cluster) if start is None else parse_start(start))
     # real_asyncio: asyncio loops keep real monotonic time (freezegun would hang their sleeps);
     # no ``ignore`` list: freezegun applies it to the callers' frames as well, and a test's
     # caller is pytest or an event loop. Under trio, use the kit's virtual clock (kraft_testkit.aio)

@@ -16,14 +16,16 @@ from kraft_testkit.raft import rpc
 CONTROLLER_CHANNEL = "controller"
 """The connection a node keeps to the active controller, apart from its Raft client's (Kafka's
 ``NodeToControllerChannelManager``): registrations, heartbeats and AlterPartition travel on it,
-so they never queue behind the metadata fetches on the same pair of nodes."""
+so they never queue behind the metadata fetches on the same pair of nodes. UnregisterBroker is
+not among them: in Kafka it is an admin API (an admin client sends it to any broker, which
+forwards it; ``KafkaApis.handleUnregisterBrokerRequest``), never the broker's own lifecycle
+traffic, so it does not queue behind heartbeats."""
 
 _CONTROLLER_CHANNEL_BODIES = (
     M.BrokerRegistrationRequest, M.BrokerRegistrationResponse,
     M.BrokerHeartbeatRequest, M.BrokerHeartbeatResponse,
     M.AlterPartitionRequest, M.AlterPartitionResponse,
     M.ControllerRegistrationRequest, M.ControllerRegistrationResponse,
-    M.UnregisterBrokerRequest, M.UnregisterBrokerResponse,
     M.AssignReplicasToDirsRequest, M.AssignReplicasToDirsResponse,
 )
 

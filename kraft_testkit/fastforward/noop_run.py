@@ -16,6 +16,7 @@ give it, exactly:
   segment files, indexes, leader-epoch checkpoint, the leader's own progress), as one call.
 * :func:`append_fetched_noops`: a follower's or broker's Raft appending the run as fetch
   answers would (log, files, indexes, epoch checkpoint).
+* :func:`apply_noop_stretch`: all of it for every node of a stretch, in order.
 * :func:`apply_commit_run`: a node's high watermark moving through ``(instant, high
   watermark)`` pairs with what every listener does on each commit (controller replay and
   metrics, broker image and the broker logic's reaction, the snapshot generator's bytes and
@@ -34,7 +35,7 @@ from __future__ import annotations
 
 import struct
 from bisect import bisect_left, bisect_right
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from crc32c import crc32c
@@ -457,5 +458,30 @@ def _commit_stepped(process: object, node: object, at: int, hw: int) -> None:
                 node._logic_wake = effects.timer_ms  # type: ignore[attr-defined]  # noqa: SLF001
 
 
+def apply_noop_stretch(processes: Mapping[int, object], leader: int, submit_ms: Sequence[int],
+                       *, until_ms: int | None = None, log_ends: Mapping[int, int] | None = None,
+                       commits: Mapping[int, Sequence[tuple[int, int]]] | None = None,
+                       through_snapshots: bool = False
+                       ) -> tuple[NoOpBatches, dict[int, CommitRun]]:
+    """An idle stretch's NoOps on every node (``processes``: node id -> process), in order:
+    the leader's NoOps (:func:`append_leader_noops`), each other node's log up to
+    ``log_ends[node]`` (default: the leader's end; batches the leader already held before
+    the run come from its log), then each node's commits (:func:`apply_commit_run`)."""
+    held = processes[leader].machine.raft.log  # type: ignore[attr-defined]
+    run = append_leader_noops(processes[leader], submit_ms, until_ms)
+    for node, process in processes.items():
+        if node == leader:
+            continue
+        behind = process.machine.raft.log.end_offset  # type: ignore[attr-defined]
+        if behind < run.base_offset:  # it has not fetched the leader's last batches yet
+            append_fetched_noops(process, noop_batches_in_log(held, behind, run.base_offset))
+        end = run.end_offset if log_ends is None else log_ends.get(node, run.end_offset)
+        if end > run.base_offset:
+            append_fetched_noops(process, run, end)
+    done = {node: apply_commit_run(processes[node], pairs, through_snapshots=through_snapshots)
+            for node, pairs in (commits or {}).items()}
+    return run, done
+
+
 __all__ = ["CommitRun", "NoOpBatches", "append_fetched_noops", "append_leader_noops",
-           "apply_commit_run", "build_noop_batches", "noop_batches_in_log", "run_log_cleaner"]
+           "apply_commit_run", "apply_noop_stretch", "build_noop_batches", "noop_batches_in_log", "run_log_cleaner"]

@@ -7,7 +7,7 @@ from typing import Any
 
 from kraft_testkit.protocol import messages as M
 
-from . import cluster_apis, data_apis, legacy_configs, producer_ids, sasl
+from . import cluster_apis, data_apis, legacy_configs, local_reads, producer_ids, sasl
 from .context import RequestContext
 from .forwarding import CLIENT_CONTROLLER_APIS, forward
 
@@ -30,7 +30,23 @@ _COMMON: dict[type, Handler] = {
 }
 _COMMON.update({cls: forward for cls in CLIENT_CONTROLLER_APIS})
 _COMMON[M.AlterConfigsRequest] = legacy_configs.alter_configs
+# reads a Kafka node answers from its own image, never forwarded (gateway/local_reads.py)
+_COMMON[M.DescribeConfigsRequest] = local_reads.describe_configs
+_COMMON[M.DescribeAclsRequest] = local_reads.describe_acls
+_COMMON[M.DescribeClientQuotasRequest] = local_reads.describe_client_quotas
 _COMMON[M.CreateDelegationTokenRequest] = sasl.create_delegation_token
+
+#: the listeners Kafka 4.x serves each API on (its JSON schema's "listeners", zkBroker gone):
+#: ApiVersions lists an API only on the listeners in its scope (``ApiKeys.apisForListener``),
+#: so a broker never advertises the controller-only AssignReplicasToDirs (73) and a controller
+#: never DescribeClientQuotas (48). Read from apache/kafka 1eb7644349cb, common/message/*.json.
+_B, _C, _BC = frozenset({"broker"}), frozenset({"controller"}), frozenset({"broker", "controller"})
+KAFKA_LISTENERS: dict[int, frozenset[str]] = {
+    0: _B, 1: _BC, 2: _B, 3: _B, 17: _BC, 18: _BC, 19: _BC, 20: _BC, 22: _B, 23: _B, 29: _BC,
+    30: _BC, 31: _BC, 32: _BC, 33: _BC, 35: _B, 36: _BC, 37: _BC, 38: _BC, 43: _BC, 44: _BC,
+    45: _BC, 46: _BC, 48: _B, 49: _BC, 50: _BC, 51: _BC, 55: _BC, 57: _BC, 60: _BC, 64: _BC,
+    73: _C, 80: _BC, 81: _BC,
+}
 
 BROKER_HANDLERS: dict[type, Handler] = dict(_COMMON)
 BROKER_HANDLERS.update({
@@ -46,8 +62,10 @@ CONTROLLER_HANDLERS: dict[type, Handler] = dict(_COMMON)
 
 
 def handlers_for(role: str) -> dict[int, tuple[type, Handler]]:
+    """The APIs a ``role`` listener serves: the kit's handlers within Kafka's scope."""
     table = BROKER_HANDLERS if role == "broker" else CONTROLLER_HANDLERS
-    return {cls._spec.api_key: (cls, fn) for cls, fn in table.items()}
+    return {cls._spec.api_key: (cls, fn) for cls, fn in table.items()
+            if role in KAFKA_LISTENERS.get(cls._spec.api_key, _BC)}  # a test checks coverage
 
 
 def version_ranges(role: str) -> dict[int, range]:

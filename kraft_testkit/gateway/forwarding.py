@@ -47,6 +47,9 @@ CLIENT_CONTROLLER_APIS = tuple(sorted(
     key=lambda c: c._spec.api_key)) + (M.DescribeQuorumRequest, M.AddRaftVoterRequest,
                                        M.RemoveRaftVoterRequest)  # KIP-853: the Raft leader's
 
+#: forwarded reads: they change nothing, so their answers go back at once (no propagation wait)
+READ_ONLY_APIS = (M.ListPartitionReassignmentsRequest, M.DescribeQuorumRequest)
+
 
 def error_response(request: Message, code: int) -> Message:
     """The response Kafka gives ``request`` when it fails as a whole with ``code``."""
@@ -68,6 +71,30 @@ def newest_shape(body: Message) -> Message:
             u.replace(upgrade_type=2 if u.allow_downgrade else u.upgrade_type,
                       allow_downgrade=False) for u in body.feature_updates))
     return body
+
+
+def _error_codes(msg: Any) -> list[int]:
+    """Every ``error_code`` below the top level of a response, depth first."""
+    out: list[int] = []
+    for value in msg.asdict().values():
+        for item in value if isinstance(value, (list, tuple)) else (value,):
+            if isinstance(item, Message):
+                code = getattr(item, "error_code", None)
+                if isinstance(code, int):
+                    out.append(code)
+                out.extend(_error_codes(item))
+    return out
+
+
+def changed_nothing(body: Message, response: Message) -> bool:
+    """True when a write cannot have changed the metadata: it only validated, or it failed as
+    a whole, or every one of its results failed. Its answer need not wait for the brokers."""
+    if getattr(body, "validate_only", False):
+        return True
+    if getattr(response, "error_code", 0):
+        return True
+    nested = _error_codes(response)
+    return bool(nested) and all(code != 0 for code in nested)
 
 
 def _client_timeout(body: Message) -> int:
@@ -145,6 +172,9 @@ class ControllerCall:
             self.cid = None
             if self.direct_to is None and is_not_controller(response) and now < self.deadline_ms:
                 self.retry_at_ms = now + RETRY_BACKOFF_MS
+            elif isinstance(self.body, READ_ONLY_APIS) or changed_nothing(self.body, response):
+                self.answer = response
+                return response
             else:
                 self.held, self.held_at_ms = response, now
                 self.offset = c.metadata.provenance.offset
@@ -162,9 +192,10 @@ class ControllerCall:
         return None
 
     def _after_propagation(self) -> Message | None:
-        """The answer once every running broker replayed the committed metadata it may depend
-        on (a client that created a topic asks a broker about it next), or after
-        PROPAGATION_WAIT_MS."""
+        """A write's answer once every running broker replayed the committed metadata it may
+        depend on (a client that created a topic asks a broker about it next), or after
+        PROPAGATION_WAIT_MS. Reads (READ_ONLY_APIS) and writes that changed nothing (only
+        validated, or every result failed) skip this."""
         c = self.cluster
         if c.now_ms - self.held_at_ms < PROPAGATION_WAIT_MS:
             for n in c.broker_ids:

@@ -72,8 +72,8 @@ def dump_file(path: str, out: TextIO, *, decode: bool, skip_record_metadata: boo
         out.write(f"Log starting offset: {int(m.group(1))}\n")
     with open(path, "rb") as f:
         data = f.read()
-    if not data:
-        raise DumpLogError("empty file (0 bytes): no record batch at byte position 0")
+    if not data:  # a fresh segment (or an emptied file): Kafka's tool prints no batch, no error
+        return 0
     count = 0
     next_offset, position = None, 0
     try:
@@ -92,15 +92,16 @@ def dump_file(path: str, out: TextIO, *, decode: bool, skip_record_metadata: boo
 
 
 class DumpLogError(KraftError):
-    """A file dump-log cannot print: empty, or not record batches from its first byte."""
+    """A file dump-log cannot print: not record batches from its first byte."""
 
 
 def dump_paths(paths: Iterable[str], out: TextIO, err: TextIO, *, decode: bool = False,
                skip_record_metadata: bool = False, prerelease: bool = False) -> int:
     """Dump every path in turn (segments, snapshots, ``.index`` and ``.timeindex`` files).
 
-    A missing, empty or damaged file, or an index that does not match its segment, gets one
-    line on ``err`` naming the file and where it broke, and the next path is dumped all the same.
+    A missing or damaged file, or an index that does not match its segment, gets one line on
+    ``err`` naming the file and where it broke, and the next path is dumped all the same. An
+    empty file prints its header lines and no batch, as Kafka's ``kafka-dump-log.sh``.
 
     Returns the exit status: 0 when every file dumped cleanly, else 1.
     """

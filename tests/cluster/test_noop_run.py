@@ -24,12 +24,14 @@ from kraft_testkit.fastforward.noop_run import (
     append_fetched_noops,
     append_leader_noops,
     apply_commit_run,
+    apply_noop_stretch,
     build_noop_batches,
     noop_batches_in_log,
     run_log_cleaner,
 )
 from kraft_testkit.protocol.records import RecordBatch, encode_batch, iter_batches
 from kraft_testkit.metadata.delta import NOOP_VALUE
+from kraft_testkit.protocol.frames import encode_record
 from kraft_testkit.raft.segments import Segment
 
 #: heartbeats far apart, so a broker's own timer does not fall inside the runs compared here
@@ -90,17 +92,16 @@ def _bulk(a: Cluster, b: Cluster, commits: dict[int, list[tuple[int, int]]], *,
           through_snapshots: bool = False) -> dict[int, noop_run.CommitRun]:
     leader = a.active_controller.id
     submits, now = _leader_submits(a, b)
-    held = b.replica(leader).log
-    run = append_leader_noops(b.sim.process(leader), submits, until_ms=now)
-    for nid in _ids(b):
-        if nid != leader:
-            behind = b.replica(nid).log_end_offset
-            if behind < run.base_offset:  # it has not fetched the leader's last batches yet
-                append_fetched_noops(b.sim.process(nid),
-                                     noop_batches_in_log(held, behind, run.base_offset))
-            append_fetched_noops(b.sim.process(nid), run, a.replica(nid).log_end_offset)
-    return {nid: apply_commit_run(b.sim.process(nid), pairs, through_snapshots=through_snapshots)
-            for nid, pairs in commits.items()}
+    _, done = apply_noop_stretch({n: b.sim.process(n) for n in _ids(b)}, leader, submits,
+                                 until_ms=now,
+                                 log_ends={n: a.replica(n).log_end_offset for n in _ids(a)},
+                                 commits=commits, through_snapshots=through_snapshots)
+    return done
+
+
+def _encoded(image) -> tuple:
+    """The image as its snapshot records' bytes, and where it stands."""
+    return tuple(image.provenance), tuple(encode_record(r) for r in image.write())
 
 
 def _segment_state(seg: Segment) -> tuple:
@@ -138,7 +139,8 @@ def _differences(a: Cluster, b: Cluster, *, clocks: bool = False) -> list[str]:
             if (me_a.end_offset, ra.acknowledged, ra._lead.pending, ra._lead.drain_at) != \
                     (me_b.end_offset, rb.acknowledged, rb._lead.pending, rb._lead.drain_at):
                 out.append(f"{nid}: the leader's own progress or pending NoOp differs")
-        if na.image.to_dict() != nb.image.to_dict() or na.image != nb.image:
+        if na.image.to_dict() != nb.image.to_dict() or na.image != nb.image or \
+                _encoded(na.image) != _encoded(nb.image):
             out.append(f"{nid}: image differs")
         ga, gb = na.snapshots, nb.snapshots
         if (ga.bytes_since, ga.last_ms, ga.snapshots) != (gb.bytes_since, gb.last_ms,
@@ -182,13 +184,13 @@ def _differences(a: Cluster, b: Cluster, *, clocks: bool = False) -> list[str]:
     return out
 
 
-def _run_and_compare(a: Cluster, b: Cluster, ms: int, **kw) -> tuple[list[str], dict]:
+def _run_and_compare(a: Cluster, b: Cluster, ms: int, **kw) -> tuple[list[str], dict, dict]:
     commits = _record_commits(a)
     a.run_for(ms)
     results = _bulk(a, b, commits, **kw)
     for nid, r in results.items():
         assert r.applied == len(commits[nid]) and commits[nid], (nid, r)
-    return _differences(a, b), results
+    return _differences(a, b), results, commits
 
 
 # ---------------------------------------------------------------------- the batches
@@ -212,9 +214,13 @@ def test_built_batches_equal_the_encoder() -> None:
 def test_a_run_over_an_index_interval_equals_stepping(seed: int, brokers: int) -> None:
     """40 virtual seconds: ~80 NoOps, past the first ``.index`` entry (every 4,096 bytes)."""
     a, b = _twins(seed, brokers)
-    diffs, results = _run_and_compare(a, b, 40_000)
+    diffs, results, commits = _run_and_compare(a, b, 40_000)
     assert diffs == []
     assert all(r.stopped is None and not r.stepped for r in results.values())
+    for nid in results:  # the listeners' clock: the last commit's instant
+        node = b.sim.process(nid).machine
+        assert node._fan_out.now_ms == commits[nid][-1][0]
+        assert node.controller is None or node.controller.now_ms == commits[nid][-1][0]
     for nid in results:  # every node crossed an index interval in the run
         assert len(b.replica(nid).log.segments[-1].offsets) >= 1
     assert b.replica(a.active_controller.id).hw > 70
@@ -226,13 +232,13 @@ def test_combined_nodes_and_dynamic_voters_equal_stepping(options: dict) -> None
     """Combined nodes (controller and broker listeners on one node, one generator) and a
     KIP-853 quorum (a VotersRecord in the log, the bootstrap checkpoint)."""
     a, b = _twins(10, 3, **options)
-    diffs, results = _run_and_compare(a, b, 20_000)
+    diffs, results, commits = _run_and_compare(a, b, 20_000)
     assert diffs == [] and all(r.stopped is None for r in results.values())
 
 
 def test_a_run_on_a_data_dir_equals_stepping(tmp_path: Path) -> None:
     a, b = _twins(2, 2, tmp=tmp_path)
-    diffs, _ = _run_and_compare(a, b, 31_000)
+    diffs, _, _ = _run_and_compare(a, b, 31_000)
     assert diffs == []
     log = Path(b.data_dir) / "node-1000"  # real files were written by the bulk calls too
     assert any(p.suffix == ".index" and p.stat().st_size for p in Path(b.data_dir).rglob("*")) \
@@ -248,7 +254,7 @@ def test_a_planted_timestamp_bug_is_caught(monkeypatch) -> None:
         stamps[len(stamps) // 2] += 1
         return real(base, epoch, stamps)
     monkeypatch.setattr(noop_run, "build_noop_batches", off_by_one)
-    diffs, _ = _run_and_compare(a, b, 10_000)
+    diffs, _, _ = _run_and_compare(a, b, 10_000)
     assert any("files differ" in d for d in diffs)
     assert any("log.batches differs" in d for d in diffs)
 
@@ -261,7 +267,7 @@ def test_a_planted_missing_index_entry_is_caught(monkeypatch) -> None:
         index, timeindex = real(self, batches, size, config)
         return index[8:], timeindex
     monkeypatch.setattr(Segment, "add_run", lose_one)
-    diffs, _ = _run_and_compare(a, b, 31_000)
+    diffs, _, _ = _run_and_compare(a, b, 31_000)
     assert any("files differ" in d and ".index" in d for d in diffs)
 
 
@@ -306,7 +312,7 @@ def test_a_run_through_snapshots_equals_stepping(cfg: dict) -> None:
     """With ``through_snapshots`` the pair where a snapshot falls due takes the real path:
     the snapshot files, the settled log and the counters equal stepping's."""
     a, b = _twins(6, 2, cfg)
-    diffs, results = _run_and_compare(a, b, 25_000, through_snapshots=True)
+    diffs, results, commits = _run_and_compare(a, b, 25_000, through_snapshots=True)
     assert diffs == []
     assert all(r.stepped and r.stopped is None for r in results.values())
     assert all(a.sim.process(n).machine.snapshots.snapshots >= 1 for n in results)
@@ -347,7 +353,7 @@ def test_runs_with_rolls_and_dense_indexes_equal_stepping() -> None:
     cfg = {"metadata.log.segment.min.bytes": 12, "metadata.log.segment.bytes": 2_000,
            "metadata.log.segment.ms": 7_000, "log.index.interval.bytes": 300}
     a, b = _twins(8, 2, cfg)
-    diffs, _ = _run_and_compare(a, b, 30_000)
+    diffs, _, _ = _run_and_compare(a, b, 30_000)
     assert diffs == []
     assert len(b.replica(b.active_controller.id).log.segments) > 5
 
@@ -393,5 +399,18 @@ def test_a_planted_commit_bug_is_caught(monkeypatch) -> None:
     """The snapshot generator's byte count off by one per batch: caught."""
     a, b = _twins(3, 2)
     monkeypatch.setattr(noop_run, "batch_bytes", lambda batch: 73)
-    diffs, _ = _run_and_compare(a, b, 5_000)
+    diffs, _, _ = _run_and_compare(a, b, 5_000)
     assert any("snapshot generator" in d for d in diffs)
+
+
+def test_noop_batches_in_a_log() -> None:
+    """A leader's NoOps already in its log come back as a run, byte for byte; a range holding
+    other records (the boot's registrations) is refused."""
+    a, _ = _twins(12, 1)
+    a.run_for(5_000)  # ten NoOps at the end
+    log = a.replica(a.active_controller.id).log
+    end = log.end_offset
+    run = noop_batches_in_log(log, end - 5, end)
+    assert run.data == log.data[-5:] and run.replica == log.batches[-5:]
+    with pytest.raises(InexactFastForward, match="not NoOps"):
+        noop_batches_in_log(log, 0, end)

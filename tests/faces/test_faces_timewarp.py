@@ -74,5 +74,29 @@ def test_bad_start_and_backwards_moves_are_config_errors():
         from freezegun.api import freeze_factories
         with pytest.raises(ConfigError, match="cannot go back"):
             freeze_factories[-1].move_to("2025-01-01")
+        opened = clock.now()
         freeze_factories[-1].tick(2)                     # freezegun's own tick runs the cluster
-        assert clock.now() == datetime.datetime(2026, 1, 1, 0, 0, 2)
+        assert clock.now() == opened + datetime.timedelta(seconds=2)
+
+
+def _last_batch_ms(c: Cluster) -> int:
+    log = c.sim.process(c.active_controller.id).machine.raft.log
+    return log.batches_between(log.start_offset, log.end_offset)[-1].max_timestamp
+
+
+@pytest.mark.parametrize("base", [None, datetime.datetime(2024, 6, 1, 12, 0)])
+def test_the_default_wall_clock_is_the_record_timestamps_clock(base):
+    configs = {} if base is None else {"testkit.log.time.base.ms": int(
+        base.replace(tzinfo=datetime.timezone.utc).timestamp() * 1000)}
+    c = Cluster(1, 1, seed=4, configs=configs)
+    c.run_for(10_000)                                # the clock opens well after virtual 0
+    with c.wall_clock() as clock:
+        c.create_topic("stamped", partitions=1, replication_factor=1)
+        stamped = _last_batch_ms(c)                  # the batch holding the topic, or a NoOp
+        assert stamped <= round(time.time() * 1000)  # a record is never stamped in the future
+        assert round(time.time() * 1000) - stamped <= 500   # NoOps every 500 virtual ms
+        expected = (base or datetime.datetime(2026, 1, 1)) + \
+            datetime.timedelta(milliseconds=c.now_ms)
+        assert datetime.datetime.now() == expected == clock.now()
+    with c.wall_clock(start="2030-01-01T00:00:00Z") as clock:   # an explicit start still wins
+        assert datetime.datetime.now() == datetime.datetime(2030, 1, 1)

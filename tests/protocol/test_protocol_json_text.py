@@ -123,7 +123,7 @@ def test_decoded_uuids_are_interned_and_equal():
 
 def test_uuid_table_is_bounded(monkeypatch):
     monkeypatch.setattr(uuid_module, "_CACHE_MAX", 8)
-    uuid_module._CACHE.clear()  # an earlier test in this worker may have interned these ids
+    uuid_module._CACHE.clear()  # earlier tests in this worker may have filled it past 8
     ids = [Uuid(bytes([k]) * 16) for k in range(1, 30)]
     for u in ids:
         raw = M.TopicRecord(name="t", topic_id=u).encode(0)
@@ -133,6 +133,8 @@ def test_uuid_table_is_bounded(monkeypatch):
 
 def test_uuid_array_table_is_bounded_and_shares_equal_runs(monkeypatch):
     monkeypatch.setattr(uuid_module, "_CACHE_MAX", 8)
+    uuid_module._CACHE.clear()  # earlier tests in this worker may have filled them past 8
+    uuid_module._ARRAYS.clear()
     decoded = []
     for k in range(1, 30):
         dirs = (Uuid(bytes([k]) * 16), Uuid(bytes([k + 100]) * 16))

@@ -27,8 +27,6 @@ def test_bad_paths_are_named_and_the_others_still_dump(tmp_path):
     assert status == 1
     lines = err.getvalue().splitlines()
     assert lines == [
-        (f"kraft-testkit dump-log: {empty}: empty file (0 bytes): no record batch at byte "
-         f"position 0"),
         f"kraft-testkit dump-log: {missing}: No such file or directory",
         (f"kraft-testkit dump-log: {crc}: record batch CRC mismatch: stored 3658884754, computed "
          f"3089708970 (field crc, byte offset 253) in the batch at byte position 236, after log "
@@ -40,8 +38,27 @@ def test_bad_paths_are_named_and_the_others_still_dump(tmp_path):
     text = out.getvalue()
     assert text.count(f"Dumping {SEGMENT}") == 1
     assert text.split(f"Dumping {SEGMENT}")[1].count("baseOffset:") == 21  # the good one, whole
+    assert "baseOffset" not in text.split(f"Dumping {empty}")[1].split("Dumping")[0]
     # the damaged files printed their good batches before the bad one
     assert text.split(f"Dumping {crc}")[1].split("Dumping")[0].count("baseOffset:") == 2
+
+
+def test_an_empty_segment_prints_its_header_and_no_batch_as_kafka(tmp_path, capsys):
+    """Kafka's kafka-dump-log.sh on a freshly rolled segment: the two header lines, exit 0."""
+    segment = tmp_path / "00000000000000000042.log"
+    segment.write_bytes(b"")
+    snapshot = tmp_path / "00000000000000000042-0000000003.checkpoint"
+    snapshot.write_bytes(b"")
+    assert main(["dump-log", "--cluster-metadata-decoder", str(segment), str(snapshot)]) == 0
+    captured = capsys.readouterr()
+    assert captured.out.splitlines() == [
+        f"Dumping {segment}", "Log starting offset: 42",
+        f"Dumping {snapshot}", "Snapshot end offset: 42, epoch: 3"]
+    assert captured.err == ""
+    torn = tmp_path / "00000000000000000043.log"
+    torn.write_bytes(SEGMENT.read_bytes()[:5])  # a few bytes are still damage, not emptiness
+    assert main(["dump-log", str(torn)]) == 1
+    assert "record batch header needs 61 bytes, 5 left" in capsys.readouterr().err
 
 
 def test_cli_exit_code_and_a_directory(tmp_path, capsys):
