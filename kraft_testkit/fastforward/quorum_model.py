@@ -143,9 +143,12 @@ def horizon_of(cluster: Any, leader: int, until_ms: int) -> tuple[int, str]:
     return best, why
 
 
-def predict_quorum(cluster: Any, until_ms: int) -> QuorumPrediction:
-    """The idle cluster's metadata traffic from now up to ``until_ms`` (see the module)."""
-    return _Model(cluster, until_ms).run()
+def predict_quorum(cluster: Any, until_ms: int, *, steps: bool = True) -> QuorumPrediction:
+    """The idle cluster's metadata traffic from now up to ``until_ms`` (see the module);
+    ``steps=False`` leaves the leader's timeline out (the warp does not read it)."""
+    model = _Model(cluster, until_ms)
+    model.record_steps = steps
+    return model.run()
 
 
 class _Model(FollowerLoops):
@@ -217,6 +220,8 @@ class _Model(FollowerLoops):
                 if s is None or s.epoch != reg.epoch:
                     raise NotModelled(f"broker {b} has no session of its epoch")
                 self.leases[b] = manager.lease_end_ms(s)
+        self.lease_min = min(self.leases.values()) if self.leases else NEVER
+        self.record_steps = True
         self.budget_end = raft.hw + self._noop_budget()
         # the controller's other tasks (all at or past the horizon): part of its wake-up
         self.other_dues = min([ctrl.soft[k] for k in ("tokens.next_check_ms", "balance.next_ms",
@@ -316,7 +321,8 @@ class _Model(FollowerLoops):
             self._move_hw()
 
     def _move_hw(self) -> None:
-        new_hw = sorted([self.end, *self.progress.values()], reverse=True)[1]
+        # three voters: the leader's own log end is the highest, the majority's the next
+        new_hw = max(self.progress.values())
         if new_hw > self.lead.epoch_start and new_hw > self.hw:
             self.hw = new_hw
             self.wake_parked = True
@@ -350,7 +356,7 @@ class _Model(FollowerLoops):
             if entry is not self.timer:
                 return True  # re-armed elsewhere since
             self.timer = None
-        if self.leases and at >= min(self.leases.values()):
+        if at >= self.lease_min:
             return self._stop(at, "a broker's lease")
         self.wake_parked = False
         self.sends: list[tuple] = []
@@ -369,6 +375,7 @@ class _Model(FollowerLoops):
         elif kind == "beat":
             n = arg[0]
             self.leases[n] = at + self.session_ms + 1
+            self.lease_min = min(self.leases.values())
             if self.written <= self.hw - 1:
                 self.sends.append(("beat_answer", n))
             else:
@@ -404,11 +411,12 @@ class _Model(FollowerLoops):
                 self._send(loop.beat_to_node, at, "beat_answer", (send[1],))
         woke = (self.end, self.hw) != self.last_step
         self.last_step = (self.end, self.hw)
-        self.pred.steps.append(LeaderStep(at, tie, self.end, self.hw, woke, self.written,
-                                          self.hw - 1))
+        if self.record_steps:
+            self.pred.steps.append(LeaderStep(at, tie, self.end, self.hw, woke, self.written,
+                                              self.hw - 1))
         raft_wake = min(wake, self.clean_at)
         node_wake = min(raft_wake, self.noop_last + self.interval, self.other_dues,
-                        min(self.leases.values()) if self.leases else NEVER)
+                        self.lease_min)
         if kind == "fetch" and arg[0] not in self.voter_ids and \
                 before == (self.end, self.hw, self.written, len(self.waiting), self.pending) \
                 and all(send[1] == arg[0] for send in self.sends):

@@ -88,7 +88,7 @@ class QuorumWarp:
         only something periodic stopped it), or None with ``_retry_at`` set (not idle)."""
         self._retry_at = None
         try:
-            pred = predict_quorum(self.c, until_ms)
+            pred = predict_quorum(self.c, until_ms, steps=False)
         except NotModelled as e:
             self._count(f"fallback: {_reason(e)}")
             self._retry_at = self.sched.now_ms
