@@ -417,9 +417,11 @@ class _Model(FollowerLoops):
         raft_wake = min(wake, self.clean_at)
         node_wake = min(raft_wake, self.noop_last + self.interval, self.other_dues,
                         self.lease_min)
-        if kind == "fetch" and arg[0] not in self.voter_ids and \
-                before == (self.end, self.hw, self.written, len(self.waiting), self.pending) \
-                and all(send[1] == arg[0] for send in self.sends):
+        if kind in ("fetch", "beat") and arg[0] not in self.voter_ids and \
+                before[:3] == (self.end, self.hw, self.written) and \
+                before[4] == self.pending and \
+                len(self.waiting) == before[3] + (kind == "beat" and not self.sends) and \
+                all(send[1] == arg[0] for send in self.sends):
             event.narrow = (raft_wake, node_wake)
         self._rearm(self, "timer", self.leader, self.timer_key, node_wake)
         return True

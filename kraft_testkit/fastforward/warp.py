@@ -179,13 +179,13 @@ class QuorumWarp:
                 armed[node] = None
                 changed.add(node)
                 effects = machine.on_timer(at)
-            elif ev.narrow is not None:  # a broker's fetch at the leader, nothing else due
-                queue = queues.get((ev.peer, node, None))
+            elif ev.narrow is not None:  # a broker's fetch or heartbeat at the leader, alone
+                queue = queues.get((ev.peer, node, _CHANNELS[ev.kind]))
                 if not queue:
-                    raise InexactWarp(f"at {at} ms: the model delivers a fetch to {node} "
+                    raise InexactWarp(f"at {at} ms: the model delivers a {ev.kind} to {node} "
                                       f"from {ev.peer}, but nothing was sent")
                 delivered += 1
-                effects = self._leader_fetch(machine, ev, queue.popleft())
+                effects = self._leader_alone(machine, ev, queue.popleft())
             else:
                 src = ev.peer
                 queue = queues.get((src, node, _CHANNELS[ev.kind]))
@@ -277,15 +277,21 @@ class QuorumWarp:
 
 
     @staticmethod
-    def _leader_fetch(machine: Any, ev: Any, msg: Any) -> Effects | None:
-        """A broker's fetch at the leader when the model says nothing else is due in that
-        event: the replica's fetch handler (the leader's record of the broker, the answer or
-        the parked fetch), without the polls and the controller's tasks that would find
-        nothing to do; the wake-ups they would compute come from the model."""
+    def _leader_alone(machine: Any, ev: Any, msg: Any) -> Effects | None:
+        """A broker's fetch or heartbeat at the leader when the model says nothing else is
+        due in that event: the replica's fetch handler (the leader's record of the broker,
+        the answer or the parked fetch) or the controller's heartbeat handler (the lease, the
+        answer now or once what was written before it commits), without the polls and the
+        controller's periodic tasks that would find nothing to do; the wake-ups they would
+        compute come from the model."""
         machine._clock(ev.at_ms)  # noqa: SLF001 - as every event of the node starts
         raft = machine.raft
-        raft.fetch_handler(ev.peer, msg, ev.at_ms)
-        sends = raft.take_sends()
+        if ev.kind == "fetch":
+            raft.fetch_handler(ev.peer, msg, ev.at_ms)
+            sends = raft.take_sends()
+        else:
+            machine.controller.handle_request(ev.peer, msg, ev.at_ms)
+            sends = machine.controller.take_sends()
         raft_wake, node_wake = ev.narrow
         timer = None
         if raft_wake != raft.timer_at:
