@@ -41,6 +41,7 @@ from .raft.config import RaftConfig
 from .raft.state import META_PROPERTIES
 from .sim import LinkProfile, NoProgress, Simulation
 from .sim.errors import NodeStateError
+from .sim.process import ProcessState
 from .sim.directory_disk import DirectoryDisk
 from .sim.facade import SimulationFacade
 from .sim.rng import RngTree
@@ -298,9 +299,8 @@ class Cluster(VoterOps, SimulationFacade, AdminOperations):
         self.faults = ClusterFaults(self)
         self.network = ClusterNetwork(self)
         if boot:  # a node whose files are damaged stays down (failed_nodes); the rest boot
-            self.run_until(lambda c: c.active_controller is not None and all(
-                (b := c.broker(n)) is not None and b.state_name == "RUNNING"
-                for n in c.broker_ids if n not in c.failed_nodes), timeout_ms=boot_timeout_ms)
+            self.run_until(lambda c: c._booted_brokers_running() and
+                           c.active_controller is not None, timeout_ms=boot_timeout_ms)
 
     def _disk(self, node: int):
         if self.data_dir is None:
@@ -311,7 +311,19 @@ class Cluster(VoterOps, SimulationFacade, AdminOperations):
     def failed_nodes(self) -> dict[int, StorageError]:
         """Nodes that refused to start because their files are damaged, with the reason."""
         return {n: p.failure for n, p in self.sim.processes.items()
-                if p.state.value == "failed" and p.failure is not None}
+                if p.failure is not None and p.state is ProcessState.FAILED}
+
+    def _booted_brokers_running(self) -> bool:
+        """Boot's condition on the brokers, asked after every event of the boot: every broker
+        RUNNING but those that failed to start (their failures looked up only when one is not)."""
+        processes = self.sim.processes
+        for n in self.broker_ids:
+            process = processes[n]
+            machine = process.machine if process.up else None
+            if machine is None or machine.state_name != "RUNNING":
+                if n not in self.failed_nodes:
+                    return False
+        return True
 
     def run_for(self, ms: int) -> None:
         """Let ``ms`` virtual milliseconds pass; with ``fast_forward=True`` the brokers'
@@ -359,7 +371,7 @@ class Cluster(VoterOps, SimulationFacade, AdminOperations):
         """The controller that is Raft leader and acts as active controller, or None."""
         best = None
         for h in self.controllers:
-            if self.sim.process(h.id).state.value != "running":  # a paused leader serves nobody
+            if self.sim.process(h.id).state is not ProcessState.RUNNING:  # a paused leader serves nobody
                 continue
             m = self.controller_node(h)
             if m is not None and m.controller.active and m.raft.is_leader:
