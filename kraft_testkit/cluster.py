@@ -311,19 +311,7 @@ class Cluster(VoterOps, SimulationFacade, AdminOperations):
     def failed_nodes(self) -> dict[int, StorageError]:
         """Nodes that refused to start because their files are damaged, with the reason."""
         return {n: p.failure for n, p in self.sim.processes.items()
-                if p.failure is not None and p.state is ProcessState.FAILED}
-
-    def _booted_brokers_running(self) -> bool:
-        """Boot's condition on the brokers, asked after every event of the boot: every broker
-        RUNNING but those that failed to start (their failures looked up only when one is not)."""
-        processes = self.sim.processes
-        for n in self.broker_ids:
-            process = processes[n]
-            machine = process.machine if process.up else None
-            if machine is None or machine.state_name != "RUNNING":
-                if n not in self.failed_nodes:
-                    return False
-        return True
+                if p.state.value == "failed" and p.failure is not None}
 
     def run_for(self, ms: int) -> None:
         """Let ``ms`` virtual milliseconds pass; with ``fast_forward=True`` the brokers'
@@ -417,6 +405,18 @@ class Cluster(VoterOps, SimulationFacade, AdminOperations):
     def all_brokers_running(self) -> bool:
         return all((b := self.broker(n)) is not None and b.state_name == "RUNNING"
                    for n in self.broker_ids)
+
+    def _booted_brokers_running(self) -> bool:
+        """Boot's condition on the brokers, asked after every event of the boot: every broker
+        RUNNING but those that failed to start (their failures looked up only when one is not)."""
+        processes = self.sim.processes
+        for n in self.broker_ids:
+            process = processes[n]
+            machine = process.machine if process.up else None
+            if machine is None or machine.state_name != "RUNNING":
+                if n not in self.failed_nodes:
+                    return False
+        return True
 
     def describe_quorum(self) -> Message:
         """A DescribeQuorumResponse as the active controller would answer it."""
