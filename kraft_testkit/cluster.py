@@ -408,13 +408,13 @@ class Cluster(VoterOps, SimulationFacade, AdminOperations):
 
     def _booted_brokers_running(self) -> bool:
         """Boot's condition on the brokers, asked after every event of the boot: every broker
-        RUNNING but those that failed to start (their failures looked up only when one is not)."""
+        RUNNING but those that failed to start (``failed_nodes``, asked of that broker alone)."""
         processes = self.sim.processes
         for n in self.broker_ids:
             process = processes[n]
             machine = process.machine if process.up else None
             if machine is None or machine.state_name != "RUNNING":
-                if n not in self.failed_nodes:
+                if process.failure is None or process.state is not ProcessState.FAILED:
                     return False
         return True
 
