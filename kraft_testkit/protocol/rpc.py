@@ -164,6 +164,8 @@ class WireCodec:
         self._decoded: dict[tuple[int, int, bool, bytes], Message] = {}  # frame minus the id
         self._memo_ok: dict[type, bool] = {}
         self._headers: dict[tuple[int, int, bool], bytes] = {}  # header frames, empty body
+        # (message class, kind) -> (api key, is request, memoizable, where the id sits)
+        self._kinds: dict[tuple[type, str], tuple[int, bool, bool, int]] = {}
 
     def version_for(self, api_key: int) -> int:
         v = self.versions.get(api_key)
@@ -186,11 +188,17 @@ class WireCodec:
         """``msg``, a ``kind`` (``"request"`` or ``"response"``), as a frame whose header carries
         ``correlation_id``; ``frame_type``: a subclass of :class:`WireFrame` to build instead
         (one tuple per message on the hot path, not one plus a copy)."""
-        is_request = kind == "request"
-        api_key = _api_of(msg, M.REQUESTS if is_request else M.RESPONSES, kind)
-        version = self.version_for(api_key)
+        info = self._kinds.get((type(msg), kind))
+        if info is None:  # checked and worked out once per message class and kind
+            is_request = kind == "request"
+            api_key = _api_of(msg, M.REQUESTS if is_request else M.RESPONSES, kind)
+            info = (api_key, is_request, self._memoizable(type(msg)), _correlation_at(is_request))
+            self._kinds[(type(msg), kind)] = info
+        api_key, is_request, memo, at = info
+        version = self.versions.get(api_key)
+        if version is None:
+            version = self.version_for(api_key)
         key = (version, msg)
-        memo = self._memoizable(type(msg))
         frame = None
         if memo:
             try:
@@ -209,7 +217,6 @@ class WireCodec:
                 if len(self._encoded) >= MEMO_ENTRIES:
                     self._encoded.clear()
                 self._encoded[key] = frame
-        at = _correlation_at(is_request)
         data = frame[:at] + _INT32.pack(correlation_id) + frame[at + 4:]
         self.bytes_sent += len(data)
         self.frames_sent += 1
