@@ -41,6 +41,7 @@ from .raft.config import RaftConfig
 from .raft.state import META_PROPERTIES
 from .sim import LinkProfile, NoProgress, Simulation
 from .sim.errors import NodeStateError
+from .sim.process import ProcessState
 from .sim.directory_disk import DirectoryDisk
 from .sim.facade import SimulationFacade
 from .sim.rng import RngTree
@@ -298,9 +299,8 @@ class Cluster(VoterOps, SimulationFacade, AdminOperations):
         self.faults = ClusterFaults(self)
         self.network = ClusterNetwork(self)
         if boot:  # a node whose files are damaged stays down (failed_nodes); the rest boot
-            self.run_until(lambda c: c.active_controller is not None and all(
-                (b := c.broker(n)) is not None and b.state_name == "RUNNING"
-                for n in c.broker_ids if n not in c.failed_nodes), timeout_ms=boot_timeout_ms)
+            self.run_until(lambda c: c._booted_brokers_running() and
+                           c.active_controller is not None, timeout_ms=boot_timeout_ms)
 
     def _disk(self, node: int):
         if self.data_dir is None:
@@ -360,7 +360,7 @@ class Cluster(VoterOps, SimulationFacade, AdminOperations):
         """The controller that is Raft leader and acts as active controller, or None."""
         best = None
         for h in self.controllers:
-            if self.sim.process(h.id).state.value != "running":  # a paused leader serves nobody
+            if self.sim.process(h.id).state is not ProcessState.RUNNING:  # a paused leader serves nobody
                 continue
             m = self.controller_node(h)
             if m is not None and m.controller.active and m.raft.is_leader:
@@ -406,6 +406,18 @@ class Cluster(VoterOps, SimulationFacade, AdminOperations):
     def all_brokers_running(self) -> bool:
         return all((b := self.broker(n)) is not None and b.state_name == "RUNNING"
                    for n in self.broker_ids)
+
+    def _booted_brokers_running(self) -> bool:
+        """Boot's condition on the brokers, asked after every event of the boot: every broker
+        RUNNING but those that failed to start (``failed_nodes``, asked of that broker alone)."""
+        processes = self.sim.processes
+        for n in self.broker_ids:
+            process = processes[n]
+            machine = process.machine if process.up else None
+            if machine is None or machine.state_name != "RUNNING":
+                if process.failure is None or process.state is not ProcessState.FAILED:
+                    return False
+        return True
 
     def describe_quorum(self) -> Message:
         """A DescribeQuorumResponse as the active controller would answer it."""

@@ -8,6 +8,7 @@ pytest ``kraft_cluster_factory`` or from a ``@pytest.mark.kraft`` marker, and Py
 
 from __future__ import annotations
 
+import functools
 import inspect
 import os
 from collections.abc import Callable, Mapping
@@ -57,9 +58,15 @@ _CHECKS: dict[str, tuple[Callable[[Any], bool], str]] = {
 }
 
 
+@functools.lru_cache(maxsize=16)
+def _signature(init: Callable[..., Any]) -> inspect.Signature:
+    """``inspect.signature(init)``, worked out once per function (every Cluster() asks twice)."""
+    return inspect.signature(init)
+
+
 def allowed_names(init: Callable[..., Any]) -> list[str]:
     """The keyword names ``init`` (``Cluster.__init__``) takes."""
-    return [p.name for p in inspect.signature(init).parameters.values()
+    return [p.name for p in _signature(init).parameters.values()
             if p.name != "self" and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
 
 
@@ -73,7 +80,7 @@ def check_cluster_arguments(init: Callable[..., Any], args: tuple, kwargs: Mappi
         raise ConfigError(f"{where}: unknown argument(s) {', '.join(unknown)}; allowed: "
                           f"{', '.join(names)} (Kafka settings by name go in configs={{...}})")
     try:
-        bound = inspect.signature(init).bind(None, *args, **kwargs)
+        bound = _signature(init).bind(None, *args, **kwargs)
     except TypeError as e:
         raise ConfigError(f"{where}: {e}; only controllers and brokers may be given by "
                           f"position, the rest by keyword ({', '.join(names[2:])})") from None

@@ -26,6 +26,7 @@ from .broker.node import MetadataListener
 from .config import NodeConfig
 from .controller.quorum_controller import HANDLERS, QuorumController
 from .metadata import MetadataImage
+from .metadata import versions as V
 from .metadata.registrations import Endpoint
 from .metadata.snapshot_generator import SnapshotGenerator
 from .protocol import messages as M
@@ -132,9 +133,6 @@ class ControllerRegistrar:
         self._in_flight: tuple[int, int] | None = None  # (correlation id, sent at)
 
     def poll(self, image: MetadataImage, leader: int | None, now_ms: int) -> list:
-        from .metadata import versions as V
-        from .metadata.feature_versions import supported_ranges
-
         mv = image.metadata_version
         if leader is None or mv is None or not V.is_controller_registration_supported(mv):
             return []
@@ -145,6 +143,8 @@ class ControllerRegistrar:
             return []
         self._cid += 1
         self._in_flight = (self._cid, now_ms)
+        from .metadata.feature_versions import supported_ranges
+
         R = M.ControllerRegistrationRequest
         body = R(controller_id=self.node_id, incarnation_id=self.incarnation_id,
                  zk_migration_ready=False,

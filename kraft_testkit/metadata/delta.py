@@ -644,6 +644,12 @@ def replay_log(batches: Any, image: MetadataImage = MetadataImage.EMPTY) -> Meta
 
 NOOP_VALUE = b"\x01\x14\x00\x00"  # NoOpRecord v0 in the released frame
 
+# Every node replays every committed record: the same bytes decode to the same (immutable)
+# record, so the decoded records of small values are remembered (a full memo starts again).
+_DECODED: dict[bytes, MetadataRecord] = {}
+_DECODED_ENTRIES = 512
+_DECODED_MAX_BYTES = 1024
+
 
 def replay_batches(image: MetadataImage, batches: Iterable[Any]) -> MetadataImage:
     """The image after committed record batches (as Raft hands them over).
@@ -663,7 +669,14 @@ def replay_batches(image: MetadataImage, batches: Iterable[Any]) -> MetadataImag
                 continue
             if delta is None:
                 delta = MetadataDelta(image)
-            delta.replay(decode_metadata(value), offset=batch.base_offset + r.offset_delta,
+            record = _DECODED.get(value) if type(value) is bytes else None
+            if record is None:
+                record = decode_metadata(value)
+                if type(value) is bytes and len(value) <= _DECODED_MAX_BYTES:
+                    if len(_DECODED) >= _DECODED_ENTRIES:
+                        _DECODED.clear()
+                    _DECODED[value] = record
+            delta.replay(record, offset=batch.base_offset + r.offset_delta,
                          epoch=batch.partition_leader_epoch)
         last = batch
     if last is None:

@@ -310,7 +310,11 @@ class MetadataImage:
     # ------------------------------------------------------------- derived images
 
     def with_provenance(self, provenance: Provenance | tuple[int, int]) -> MetadataImage:
-        return replace(self, provenance=Provenance(*provenance))
+        # what dataclasses.replace gives, spelled out: a broker and a controller call this on
+        # every committed batch (NoOps included), and replace() is several times slower
+        return type(self)(Provenance(*provenance), self.features, self.cluster, self.topics,
+                          self.configs, self.client_quotas, self.producer_ids, self.acls,
+                          self.scram, self.delegation_tokens, self.pending_transaction)
 
     def visible(self) -> MetadataImage:
         """The state alone: no provenance, no pending transaction (for comparing states)."""

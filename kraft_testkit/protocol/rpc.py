@@ -163,6 +163,9 @@ class WireCodec:
         self._encoded: dict[tuple[int, Message], bytes] = {}  # frames with correlation id 0
         self._decoded: dict[tuple[int, int, bool, bytes], Message] = {}  # frame minus the id
         self._memo_ok: dict[type, bool] = {}
+        self._headers: dict[tuple[int, int, bool], bytes] = {}  # header frames, empty body
+        # (message class, kind) -> (api key, is request, memoizable, where the id sits)
+        self._kinds: dict[tuple[type, str], tuple[int, bool, bool, int]] = {}
 
     def version_for(self, api_key: int) -> int:
         v = self.versions.get(api_key)
@@ -180,14 +183,22 @@ class WireCodec:
         self._correlation = (self._correlation + 1) & 0x7FFFFFFF
         return self.encode_frame(msg, self._correlation, spec.kind)
 
-    def encode_frame(self, msg: Message, correlation_id: int, kind: str) -> WireFrame:
+    def encode_frame(self, msg: Message, correlation_id: int, kind: str,
+                     frame_type: type[WireFrame] | None = None) -> WireFrame:
         """``msg``, a ``kind`` (``"request"`` or ``"response"``), as a frame whose header carries
-        ``correlation_id``."""
-        is_request = kind == "request"
-        api_key = _api_of(msg, M.REQUESTS if is_request else M.RESPONSES, kind)
-        version = self.version_for(api_key)
+        ``correlation_id``; ``frame_type``: a subclass of :class:`WireFrame` to build instead
+        (one tuple per message on the hot path, not one plus a copy)."""
+        info = self._kinds.get((type(msg), kind))
+        if info is None:  # checked and worked out once per message class and kind
+            is_request = kind == "request"
+            api_key = _api_of(msg, M.REQUESTS if is_request else M.RESPONSES, kind)
+            info = (api_key, is_request, self._memoizable(type(msg)), _correlation_at(is_request))
+            self._kinds[(type(msg), kind)] = info
+        api_key, is_request, memo, at = info
+        version = self.versions.get(api_key)
+        if version is None:
+            version = self.version_for(api_key)
         key = (version, msg)
-        memo = self._memoizable(type(msg))
         frame = None
         if memo:
             try:
@@ -196,19 +207,20 @@ class WireCodec:
                 memo = False
         if frame is None:
             body = msg.encode(version)
-            if is_request:
-                frame = _request_frame(api_key, version, 0, "kraft-testkit", body)
-            else:
-                frame = _response_frame(api_key, version, 0, body)
+            header = self._headers.get((api_key, version, is_request))
+            if header is None:  # the header's bytes (size prefix left 0), once per API version
+                header = (_request_frame(api_key, version, 0, "kraft-testkit", b"") if is_request
+                          else _response_frame(api_key, version, 0, b""))
+                self._headers[(api_key, version, is_request)] = header
+            frame = _SIZE.pack(len(header) - 4 + len(body)) + header[4:] + body
             if memo and len(frame) <= MEMO_MAX_BYTES:
                 if len(self._encoded) >= MEMO_ENTRIES:
                     self._encoded.clear()
                 self._encoded[key] = frame
-        at = _correlation_at(is_request)
         data = frame[:at] + _INT32.pack(correlation_id) + frame[at + 4:]
         self.bytes_sent += len(data)
         self.frames_sent += 1
-        return WireFrame(data, api_key, version, is_request)
+        return (frame_type or WireFrame)(data, api_key, version, is_request)
 
     def decode(self, frame: object) -> object:
         if not isinstance(frame, WireFrame):

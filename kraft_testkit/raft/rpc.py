@@ -91,8 +91,8 @@ class RaftCodec:
     def encode(self, msg: object) -> object:
         if isinstance(msg, (Request, Response)):
             kind = "request" if isinstance(msg, Request) else "response"
-            frame = self._plain.encode_frame(msg.body, msg.correlation_id, kind)  # type: ignore[attr-defined]
-            return _EnvelopeFrame(*frame)
+            return self._plain.encode_frame(msg.body, msg.correlation_id, kind,  # type: ignore[attr-defined]
+                                            _EnvelopeFrame)
         return self._plain.encode(msg)
 
     def decode(self, frame: object) -> object:

@@ -48,9 +48,10 @@ def encode_quorum_state(state: ElectionState, voters: Iterable[int], version: in
             cluster_id="", leader_id=state.leader_id, leader_epoch=state.epoch,
             voted_id=state.voted_id, applied_offset=0,
             current_voters=tuple(M.QuorumStateData.Voter(voter_id=v) for v in sorted(voters)))
-    obj = data.to_json(version)
-    obj["data_version"] = version
-    return json.dumps(obj, separators=(",", ":")).encode()
+    # json.dumps(to_json + data_version) as Kafka's writer prints it; the generated JSON text is
+    # the same bytes several times faster (a replica persists this on every epoch and vote)
+    text = data.to_json_text(version)
+    return f'{text[:-1]},"data_version":{version}}}'.encode()
 
 
 def decode_quorum_state(raw: bytes, path: str = "quorum-state") -> ElectionState:

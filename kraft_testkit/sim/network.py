@@ -90,22 +90,33 @@ class _Link:
     message, see :mod:`~kraft_testkit.sim.streams`) and its FIFO position."""
 
     __slots__ = (
-        "blocked", "dst", "key", "last_at", "last_tie", "plain", "profile", "rng", "sent", "src"
+        "_rng", "blocked", "dst", "key", "last_at", "last_tie", "plain", "profile", "sent", "src"
     )
 
     def __init__(
-        self, src: int, dst: int, profile: LinkProfile, rng: MessageRandom, key: int,
+        self, src: int, dst: int, profile: LinkProfile, rng: MessageRandom | None, key: int,
         blocked: bool,
     ) -> None:
         self.src = src
         self.dst = dst
-        self.rng = rng
+        self._rng = rng
         self.key = key
         self.set_profile(profile)
         self.blocked = blocked
         self.sent = 0  # messages sent on the link so far: the position of the next one's draws
         self.last_at = -1
         self.last_tie = 0
+
+    @property
+    def rng(self) -> MessageRandom:
+        """The link's draws, made on first use: a plain link (the default profile) draws
+        inline in ``send`` and never needs one (its seeding was a cost of every boot). A
+        counter-keyed stream is a function of its key alone, so when it is made changes
+        nothing."""
+        rng = self._rng
+        if rng is None:
+            rng = self._rng = MessageRandom(self.key)
+        return rng
 
     def set_profile(self, profile: LinkProfile) -> None:
         self.profile = profile
@@ -305,7 +316,7 @@ class Network:
                 src,
                 dst,
                 self._profile_for(src, dst),
-                MessageRandom(stream),
+                None,  # made on first use (see _Link.rng)
                 stream,
                 any(t.blocks(src, dst) for t in self._partitions),
             )

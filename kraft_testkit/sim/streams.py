@@ -21,6 +21,10 @@ STEP = 0xD1B54A32D192ED03  # an odd multiplier for the draw index within a messa
 _SCALE53 = 2.0 ** -53
 
 
+# what json.dumps(obj, separators=(",", ":")) writes, without a new encoder per call (every
+# node, link and timer stream of a boot derives its key here)
+_COMPACT = json.JSONEncoder(separators=(",", ":"))
+
 def mix64(z: int) -> int:
     """splitmix64's finalizer: a 64-bit bijection that scatters nearby inputs."""
     z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
@@ -30,7 +34,7 @@ def mix64(z: int) -> int:
 
 def stream_key(seed: int, path: tuple[str, ...]) -> int:
     """A 64-bit key for the stream at ``path`` under ``seed`` (the same in every process)."""
-    canonical = json.dumps(["counter", seed, *path], separators=(",", ":")).encode()
+    canonical = _COMPACT.encode(["counter", seed, *path]).encode()
     return int.from_bytes(hashlib.sha256(canonical).digest()[:8], "big")
 
 
