@@ -158,3 +158,26 @@ def test_kafka_python_admin_describes_broker_configs_and_acls():
         assert [(a.principal, a.resource_pattern.resource_name) for a in acls] == \
             [("User:bob", "x")]
         admin.close()
+
+
+@pytest.mark.kraft(brokers=2, seed=3)
+def test_a_restarted_broker_answers_only_once_it_caught_up(kraft_bootstrap, kraft_cluster):
+    """Kafka enables a broker's request processing only after it replayed the metadata log:
+    a read sent right after a restart gets the topic's configs, never an empty image's
+    UNKNOWN_TOPIC_OR_PARTITION."""
+    broker = kraft_cluster.broker_ids[0]
+    with kraft_bootstrap.hold() as c:
+        c.create_topic("t", partitions=1, replication_factor=1,
+                       configs={"retention.ms": "1000"})
+        c.run_until(lambda c: c.broker(broker).metadata_offset >= c.metadata.provenance.offset,
+                    10_000)
+        c.faults.kill(c.brokers[0])
+        c.faults.start(c.brokers[0])
+        assert c.broker(broker).state_name == "STARTING"
+    client = _client(kraft_bootstrap, broker)
+    result = client.request(_describe(TOPIC, "t", ("retention.ms",)), 4).results[0]
+    client.close()
+    assert result.error_code == 0
+    assert [(e.name, e.value) for e in result.configs] == [("retention.ms", "1000")]
+    with kraft_bootstrap.hold() as c:
+        assert c.broker(broker).state_name != "STARTING"
