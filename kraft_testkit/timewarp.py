@@ -31,8 +31,13 @@ _EPOCH = _dt.datetime(1970, 1, 1)
 def log_time(cluster: Any) -> _dt.datetime:
     """The wall time the cluster's record batches are stamped with now (naive UTC): the log
     time base (``testkit.log.time.base.ms``) plus virtual time."""
-    return _EPOCH + _dt.timedelta(
-        milliseconds=cluster.raft_config.log_time_base_ms + cluster.now_ms)
+    ms = cluster.raft_config.log_time_base_ms + cluster.now_ms
+    try:
+        return _EPOCH + _dt.timedelta(milliseconds=ms)
+    except OverflowError:
+        raise ConfigError(f"wall_clock: testkit.log.time.base.ms + now is {ms} ms, past the "
+                          "dates Python's datetime holds (year 9999); pass start=... or lower "
+                          "testkit.log.time.base.ms") from None
 
 
 def parse_start(start: str | _dt.datetime) -> _dt.datetime:

@@ -39,11 +39,13 @@ RETRY_BACKOFF_MS = 100
 #: how long an answer waits for the brokers to replay what the controller committed
 PROPAGATION_WAIT_MS = 5_000
 
-#: controller RPCs a client may send (the node-to-controller ones stay internal)
+#: controller RPCs a client may send, forwarded to the active controller (the node-to-controller
+#: ones stay internal; the reads a node answers itself are in gateway/local_reads.py)
 CLIENT_CONTROLLER_APIS = tuple(sorted(
     (cls for cls in HANDLERS if cls not in (
         M.AlterPartitionRequest, M.BrokerRegistrationRequest, M.BrokerHeartbeatRequest,
-        M.AllocateProducerIdsRequest, M.ControllerRegistrationRequest)),
+        M.AllocateProducerIdsRequest, M.ControllerRegistrationRequest,
+        M.DescribeConfigsRequest, M.DescribeAclsRequest, M.DescribeClientQuotasRequest)),
     key=lambda c: c._spec.api_key)) + (M.DescribeQuorumRequest, M.AddRaftVoterRequest,
                                        M.RemoveRaftVoterRequest)  # KIP-853: the Raft leader's
 
@@ -220,7 +222,3 @@ def forward(ctx: RequestContext, body: Message) -> Pending:
     call = ControllerCall(ctx, body, ctx.node if ctx.role == "controller" else None)
     call.poll()
     return Pending(call.poll, call.expire, virtual_deadline_ms=call.deadline_ms)
-
-
-def is_forwarded(body: Any) -> bool:
-    return isinstance(body, CLIENT_CONTROLLER_APIS)

@@ -100,3 +100,10 @@ def test_the_default_wall_clock_is_the_record_timestamps_clock(base):
         assert datetime.datetime.now() == expected == clock.now()
     with c.wall_clock(start="2030-01-01T00:00:00Z") as clock:   # an explicit start still wins
         assert datetime.datetime.now() == datetime.datetime(2030, 1, 1)
+
+
+def test_a_log_time_base_past_year_9999_is_a_config_error():
+    c = Cluster(1, 0, seed=1, configs={"testkit.log.time.base.ms": 3 * 10**14})
+    with pytest.raises(ConfigError, match="testkit.log.time.base.ms"):
+        with c.wall_clock():
+            pass
