@@ -10,15 +10,11 @@ from one process to the next).
 from __future__ import annotations
 
 import hashlib
-import json
 import random
 
 from kraft_testkit.sim.errors import InvalidArgument
+from kraft_testkit.sim.streams import _COMPACT  # json.dumps(..., separators=(",", ":"))
 
-
-# what json.dumps(obj, separators=(",", ":")) writes, without a new encoder per call (every
-# node, link and timer stream of a boot derives its key here)
-_COMPACT = json.JSONEncoder(separators=(",", ":"))
 
 def check_seed(seed: object) -> int:
     """Return ``seed`` if it is a plain int; a clear error otherwise."""

@@ -25,6 +25,7 @@ _SCALE53 = 2.0 ** -53
 # node, link and timer stream of a boot derives its key here)
 _COMPACT = json.JSONEncoder(separators=(",", ":"))
 
+
 def mix64(z: int) -> int:
     """splitmix64's finalizer: a 64-bit bijection that scatters nearby inputs."""
     z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
