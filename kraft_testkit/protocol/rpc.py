@@ -212,11 +212,17 @@ class WireCodec:
                 header = (_request_frame(api_key, version, 0, "kraft-testkit", b"") if is_request
                           else _response_frame(api_key, version, 0, b""))
                 self._headers[(api_key, version, is_request)] = header
-            frame = _SIZE.pack(len(header) - 4 + len(body)) + header[4:] + body
-            if memo and len(frame) <= MEMO_MAX_BYTES:
+            size = _SIZE.pack(len(header) - 4 + len(body))
+            if memo and len(header) + len(body) <= MEMO_MAX_BYTES:
+                frame = size + header[4:] + body
                 if len(self._encoded) >= MEMO_ENTRIES:
                     self._encoded.clear()
                 self._encoded[key] = frame
+            else:  # built once with its id: a large body (catch-up fetches) is copied once
+                data = size + header[4:at] + _INT32.pack(correlation_id) + header[at + 4:] + body
+                self.bytes_sent += len(data)
+                self.frames_sent += 1
+                return (frame_type or WireFrame)(data, api_key, version, is_request)
         data = frame[:at] + _INT32.pack(correlation_id) + frame[at + 4:]
         self.bytes_sent += len(data)
         self.frames_sent += 1
