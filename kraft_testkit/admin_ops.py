@@ -100,13 +100,29 @@ class AdminOperations:
 
     def describe_configs(self, *, topic: str | None = None,
                          broker: int | str | None = None) -> dict[str, str | None]:
-        """Every config of a topic or broker with its effective value (defaults included)."""
+        """Every config of a topic or broker with its effective value (defaults included).
+
+        ``broker=<broker id>`` is answered by that broker from its own image and static config,
+        as Kafka's admin client sends a broker resource to that broker; topics and ``""`` (the
+        cluster default) are answered by the active controller."""
         R = M.DescribeConfigsRequest
         resource = R.DescribeConfigsResource(
             resource_type=TOPIC if topic is not None else BROKER,
             resource_name=topic if topic is not None else str(broker), configuration_keys=None)
-        resp = self.request(R(resources=[resource], include_synonyms=False,
-                              include_documentation=False))
+        request = R(resources=[resource], include_synonyms=False, include_documentation=False)
+        asked = str(broker) if topic is None else ""
+        if asked.isdigit() and int(asked) in self.broker_ids:
+            from .controller import configs
+            from .sim.errors import NodeStateError
+
+            node = self.broker(int(asked))
+            if node is None:
+                raise NodeStateError(f"describe_configs(broker={broker!r}): broker {asked} is "
+                                     "down; start it first (its own image answers)")
+            resp = configs.describe_configs(node.image, request, node_id=int(asked),
+                                            config=node.logic.config)
+        else:
+            resp = self.request(request)
         result = resp.results[0]
         _check(result.error_code, result.error_message, "DescribeConfigs")
         return {c.name: c.value for c in result.configs}

@@ -10,6 +10,7 @@ from kraft_testkit.cluster import Cluster
 from kraft_testkit.protocol import messages as M
 from kraft_testkit.protocol.error_codes import KafkaApiError
 from kraft_testkit.protocol.errors import UnsupportedVersionError
+from kraft_testkit.sim.errors import NodeStateError
 
 SEEDS = range(4)
 TOPIC, BROKER = 2, 4
@@ -86,10 +87,17 @@ def test_configs(cluster):
     assert dict(c.metadata.configs.broker(1)) == {"log.retention.ms": "6000"}
     assert c.describe_configs(broker="")["log.retention.ms"] == "5000"
     # as in Kafka, a controller describes only its own id's (or the default) broker configs
+    other = next(n for n in c.controller_ids if n != c.active_controller.id)
     with pytest.raises(KafkaApiError, match="INVALID_REQUEST"):
-        c.describe_configs(broker=1)
+        c.describe_configs(broker=other)
     c.run_until(brokers_caught_up, 5_000)
     assert dict(c.broker(2).image.configs.broker(1)) == {"log.retention.ms": "6000"}
+    # a broker's own configs come from that broker (Kafka's admin client asks it), its image
+    assert c.describe_configs(broker=1)["log.retention.ms"] == "6000"
+    assert c.describe_configs(broker=2)["log.retention.ms"] == "5000"  # the cluster default
+    c.faults.kill(c.brokers[1])
+    with pytest.raises(NodeStateError, match="down"):
+        c.describe_configs(broker=c.brokers[1].id)
 
 
 def test_quotas(cluster):
