@@ -17,6 +17,7 @@ from typing import Any
 
 from kraft_testkit.fastforward.bulk import InexactFastForward
 from kraft_testkit.fastforward.noop_run import (
+    NoOpBatches,
     append_fetched_noops,
     apply_commit_run,
     noop_batches_in_log,
@@ -34,6 +35,14 @@ class SharedRun:
 
     def covering(self, start: int, end: int) -> Any:
         run = self.run
+        if run is not None and start >= run.base_offset and end > run.end_offset:
+            # the leader appended since: build only the new batches (the run grows through
+            # the stretch; rebuilding it from its base each time cost O(n^2))
+            more = noop_batches_in_log(self.log, run.end_offset, max(end, self.log.end_offset))
+            if more.epoch == run.epoch:
+                self.run = run = NoOpBatches(
+                    run.base_offset, run.epoch, run.timestamps + more.timestamps,
+                    run.leader + more.leader, run.replica + more.replica, run.data + more.data)
         if run is None or start < run.base_offset or end > run.end_offset:
             lo = start if run is None else min(start, run.base_offset)
             self.run = run = noop_batches_in_log(self.log, lo, max(end, self.log.end_offset))

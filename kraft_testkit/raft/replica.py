@@ -188,6 +188,7 @@ class RaftReplica(ElectionRpcs, Replication, VoterSetState):
         self._any_voter_at = 0  # an observer's next question to a random voter
         self._fetch_cache: tuple[tuple[int, int, int, int], object] | None = None
         self._empty_fetch: tuple[tuple[int, int, int], object] | None = None
+        self._records_fetch: tuple[tuple[int, ...], object] | None = None
 
     # ================================================================== simulator contract
 

@@ -58,11 +58,18 @@ class Replication:
                 assert self._lead is not None
                 self._lead.parked.append(_Parked(src, cid, replica, p, deadline))
                 return
-            records = log.read(p.fetch_offset, min(p.partition_max_bytes,
-                                                   self.config.fetch_max_bytes))
-            if records:
-                body = rpc.fetch_response(E.NONE, self.epoch, self.id, self.hw, log.start_offset,
-                                          records)
+            max_bytes = min(p.partition_max_bytes, self.config.fetch_max_bytes)
+            if p.fetch_offset < log.end_offset:
+                # the followers fetch from the same offset after each append: one answer
+                # serves them all while nothing it reads moved (a leader's log only grows)
+                key = (self.epoch, self.hw, log.start_offset, log.end_offset, p.fetch_offset,
+                       max_bytes)
+                cached = self._records_fetch
+                if cached is None or cached[0] != key:
+                    cached = self._records_fetch = (key, rpc.fetch_response(
+                        E.NONE, self.epoch, self.id, self.hw, log.start_offset,
+                        log.read(p.fetch_offset, max_bytes)))
+                body = cached[1]
             else:  # the common answer at steady state: build it once per state
                 key = (self.epoch, self.hw, log.start_offset)
                 cached = self._empty_fetch
