@@ -203,6 +203,9 @@ class _Model(FollowerLoops):
             if p.replica_id not in followers or p.src != p.replica_id:
                 raise NotModelled(f"a fetch from {p.src} is parked at the leader")
             self.parked.append(Parked(p.replica_id, p.partition.fetch_offset, p.deadline))
+        # the earliest parked deadline: the poll looks at each parked fetch only when one is
+        # due or the parked fetches are woken
+        self.parked_min = min((p.deadline for p in self.parked), default=NEVER)
         self.written = ctrl.written_offset
         self.waiting: list[tuple[int, int]] = []  # (broker, offset): heartbeats to answer
         for w in ctrl._waiting:  # noqa: SLF001
@@ -334,21 +337,30 @@ class _Model(FollowerLoops):
             self.pred.drains.append(at)
             self.wake_parked = True
             self._move_hw()
-        if self.parked:
+        parked = self.parked
+        if parked:
             wake_all, self.wake_parked = self.wake_parked, False
-            still = []
-            for p in self.parked:
-                if wake_all or p.deadline <= at:
-                    self._update_replica(p.node, p.offset, at)
-                    self.sends.append(("answer", p.node, self.end, self.hw))
-                else:
-                    still.append(p)
-            self.parked = still
+            if wake_all or self.parked_min <= at:
+                still = []
+                sends = self.sends
+                for p in parked:
+                    if wake_all or p.deadline <= at:
+                        self._update_replica(p.node, p.offset, at)
+                        sends.append(("answer", p.node, self.end, self.hw))
+                    else:
+                        still.append(p)
+                self.parked = still
+                self.parked_min = min((p.deadline for p in still), default=NEVER)
         else:
             self.wake_parked = False
-        if at >= self.check_deadline:
+        check = self.check_deadline
+        if at >= check:
             raise NotModelled("check-quorum would resign the leader")
-        return min(self.drain_at, self.check_deadline, *(p.deadline for p in self.parked))
+        drain = self.drain_at
+        low = self.parked_min
+        if drain < low:
+            low = drain
+        return check if check < low else low
 
     def _at_leader(self, entry: list) -> bool:
         at, tie, _, kind, arg = entry
@@ -369,7 +381,10 @@ class _Model(FollowerLoops):
                 raise NotModelled(f"node {n} fetches past the leader's log end")
             self._update_replica(n, offset, at)
             if offset >= self.end:
-                self.parked.append(Parked(n, offset, at + self.cfg.fetch_max_wait_ms))
+                deadline = at + self.cfg.fetch_max_wait_ms
+                self.parked.append(Parked(n, offset, deadline))
+                if deadline < self.parked_min:
+                    self.parked_min = deadline
             else:
                 self.sends.append(("answer", n, self.end, self.hw))
         elif kind == "beat":
