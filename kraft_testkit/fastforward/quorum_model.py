@@ -367,6 +367,38 @@ class _Model(FollowerLoops):
             low = drain
         return check if check < low else low
 
+    def _park_alone(self, at: int, tie: int, arg: tuple) -> bool:
+        """The common event, shortened: a broker's fetch at the log end when nothing else is
+        due (no drain, parked deadline, NoOp, check-quorum or heartbeat waiting): it is
+        parked, and the leader's wake-ups move only by its deadline. False: run it in full."""
+        n, offset = arg
+        end = self.end
+        if offset != end or n in self.voter_ids or self.waiting or end > self.budget_end:
+            return False
+        drain, check = self.drain_at, self.check_deadline
+        deadline = at + self.cfg.fetch_max_wait_ms
+        parked_min = self.parked_min if self.parked_min < deadline else deadline
+        if drain <= at or check <= at or parked_min <= at or \
+                at >= self.noop_last + self.interval:
+            return False
+        event = Computed(at, tie, self.leader, "fetch", n)
+        self.pred.events.append(event)
+        self.parked.append(Parked(n, offset, deadline))
+        self.parked_min = parked_min
+        if self.record_steps:  # nothing moved: the step repeats the last one's offsets
+            self.pred.steps.append(LeaderStep(at, tie, end, self.hw, False, self.written,
+                                              self.hw - 1))
+        wake = parked_min if parked_min < drain else drain
+        if check < wake:
+            wake = check
+        clean_at = self.clean_at
+        raft_wake = wake if wake < clean_at else clean_at
+        node_wake = min(raft_wake, self.noop_last + self.interval, self.other_dues,
+                        self.lease_min)
+        event.narrow = (raft_wake, node_wake)
+        self._rearm(self, node_wake)
+        return True
+
     def _at_leader(self, entry: list) -> bool:
         at, tie, _, kind, arg = entry
         if kind == "timer":
@@ -376,6 +408,8 @@ class _Model(FollowerLoops):
         if at >= self.lease_min:
             return self._stop(at, "a broker's lease")
         self.wake_parked = False
+        if kind == "fetch" and self._park_alone(at, tie, arg):
+            return True
         self.sends = sends = []
         event = Computed(at, tie, self.leader, kind, None if kind == "timer" else arg[0])
         self.pred.events.append(event)
