@@ -7,7 +7,7 @@ a digest of everything it computed, so a faster model can be shown to compute th
 virtual minutes and times the model's calls alone (one per stretch; the log cleaner and the
 snapshots end stretches). The digest chains, per stretch, every event with all its fields,
 the NoOps and drains, the messages in flight at the end, every loop's final state and the
-links' counters (:func:`fingerprint`);
+links' counters (``fastforward.model_digest.fingerprint``);
 ``--record`` writes the digests, ``--check`` compares against a recorded file (exit 1 on a
 difference).
 """
@@ -28,31 +28,8 @@ sys.path.insert(0, str(ROOT))
 
 from kraft_testkit.cluster import Cluster  # noqa: E402
 from kraft_testkit.fastforward import warp as warp_module  # noqa: E402
-from kraft_testkit.fastforward.quorum_model import QuorumPrediction, predict_quorum  # noqa: E402
-
-
-def _clock(clock) -> tuple | None:
-    return None if clock is None else (clock.sent, clock._last_at, clock._last_tie)  # noqa: SLF001
-
-
-def fingerprint(pred: QuorumPrediction) -> str:
-    """A digest of everything the model computed (what warp.py reads and more)."""
-    h = hashlib.sha256()
-    for e in pred.events:
-        h.update(repr((e.at_ms, e.tie, e.node, e.kind, e.peer, e.narrow, e.defer)).encode())
-    h.update(repr([(s.at_ms, s.tie, s.end_offset, s.high_watermark, s.woke,
-                    s.written_offset, s.committed_offset) for s in pred.steps]).encode())
-    h.update(repr((pred.leader, pred.horizon_ms, pred.why_stopped, pred.end_offset,
-                   pred.high_watermark, pred.noops, pred.drains, pred.in_flight)).encode())
-    for n in sorted(pred.loops):
-        lp = pred.loops[n]
-        h.update(repr((n, lp.voter, lp.end_offset, lp.high_watermark, lp.raft_wake,
-                       None if lp.timer is None else tuple(lp.timer[:2]) + tuple(lp.timer[3:]),
-                       lp.next_beat, lp.beat_deadline, lp.logic_wake, lp.isr_check,
-                       _clock(lp.to_leader), _clock(lp.to_node), _clock(lp.beat_to_leader),
-                       _clock(lp.beat_to_node))).encode())
-    h.update(repr(sorted((k, v[1][:2]) for k, v in pred.flights.items())).encode())
-    return h.hexdigest()[:16]
+from kraft_testkit.fastforward.model_digest import fingerprint  # noqa: E402
+from kraft_testkit.fastforward.quorum_model import predict_quorum  # noqa: E402
 
 
 def run_case(brokers: int, seed: int, ms: int, *, steps: bool = False,
