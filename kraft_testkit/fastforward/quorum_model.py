@@ -347,10 +347,11 @@ class _Model(FollowerLoops):
             wake_all, self.wake_parked = self.wake_parked, False
             if wake_all or self.parked_min <= at:
                 still = []
-                sends = self.sends
+                sends, voters = self.sends, self.voter_ids
                 for p in parked:
                     if wake_all or p.deadline <= at:
-                        self._update_replica(p.node, p.offset, at)
+                        if p.node in voters:  # an observer's record moves nothing here
+                            self._update_replica(p.node, p.offset, at)
                         sends.append(("answer", p.node, self.end, self.hw))
                     else:
                         still.append(p)
