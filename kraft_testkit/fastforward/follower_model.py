@@ -13,6 +13,7 @@ running broker's logic runs (a wake-up only where it leads partitions).
 
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass
 from typing import Any
 
@@ -187,7 +188,7 @@ class FollowerLoops:
         self.pred.events.append(Computed(at, tie, n, "timer"))
         loop.timer = None
         self._beat_if_due(loop, at)
-        self._rearm(loop, "timer", n, loop.timer_key, min(loop.raft_wake, loop.logic_wake))
+        self._rearm(loop, min(loop.raft_wake, loop.logic_wake))
         return True
 
     def _beat_if_due(self, loop: Loop, at: int) -> None:
@@ -211,25 +212,32 @@ class FollowerLoops:
         at, tie, _, kind, arg = entry
         n = arg[0]
         loop = self.pred.loops[n]
-        if at >= min(loop.raft_wake, loop.beat_deadline):
+        raft_wake = loop.raft_wake
+        if at >= raft_wake or at >= loop.beat_deadline:
             return self._stop(at, f"node {n}'s own timer")
         event = Computed(at, tie, n, kind, self.leader)
         self.pred.events.append(event)
         if kind == "answer":
             _, new_end, new_hw = arg
-            loop.end_offset = max(loop.end_offset, new_end)
-            hw = max(loop.high_watermark, min(new_hw, loop.end_offset))
-            committed = hw > loop.high_watermark
+            end = loop.end_offset
+            if new_end > end:
+                loop.end_offset = end = new_end
+            old_hw = loop.high_watermark
+            hw = new_hw if new_hw < end else end
+            if hw < old_hw:
+                hw = old_hw
+            committed = hw > old_hw
             # its logic would do nothing that depends on the instant: the answer can wait
             # to be applied with the others as one run (warp.py, broker_runs.py)
             if loop.voter or (at < loop.logic_wake and not (
                     committed and loop.isr_check is not None and at >= loop.isr_check)):
                 event.defer = (new_end, new_hw)
             loop.high_watermark = hw
-            cfg = self.cfg
-            loop.raft_wake = min(at + cfg.fetch_timeout_ms, at + cfg.request_timeout_ms,
-                                 loop.clean_at)
-            self._send(loop.to_leader, at, "fetch", (n, loop.end_offset))
+            wake = at + self.fetch_wait  # the fetch and request timeouts, the cleaner
+            clean_at = loop.clean_at
+            loop.raft_wake = raft_wake = wake if wake < clean_at else clean_at
+            a_at, a_tie = loop.to_leader.arrival(at)
+            heapq.heappush(self.heap, [a_at, a_tie, self.seq(), "fetch", (n, end)])
             if committed and loop.beat_to_leader is not None:
                 self._beat_if_due(loop, at)
         else:  # a heartbeat's answer: the next one is due an interval later
@@ -238,5 +246,6 @@ class FollowerLoops:
             if loop.isr_check is not None and at >= loop.isr_check:
                 loop.isr_check = at + loop.isr_interval
             self._logic_wake(loop)
-        self._rearm(loop, "timer", n, loop.timer_key, min(loop.raft_wake, loop.logic_wake))
+        logic_wake = loop.logic_wake
+        self._rearm(loop, raft_wake if raft_wake < logic_wake else logic_wake)
         return True

@@ -169,6 +169,7 @@ class _Model(FollowerLoops):
             raise NotModelled("combined nodes or a dynamic quorum")
         self.lead = lead
         self.cfg = raft.config
+        self.fetch_wait = min(raft.config.fetch_timeout_ms, raft.config.request_timeout_ms)
         self.horizon, self.why = horizon_of(cluster, leader, until_ms)
         self.interval = noop.noop_interval_ms(ctrl.config, ctrl.image)
         if self.interval is None:
@@ -203,6 +204,9 @@ class _Model(FollowerLoops):
             if p.replica_id not in followers or p.src != p.replica_id:
                 raise NotModelled(f"a fetch from {p.src} is parked at the leader")
             self.parked.append(Parked(p.replica_id, p.partition.fetch_offset, p.deadline))
+        # the earliest parked deadline: the poll looks at each parked fetch only when one is
+        # due or the parked fetches are woken
+        self.parked_min = min((p.deadline for p in self.parked), default=NEVER)
         self.written = ctrl.written_offset
         self.waiting: list[tuple[int, int]] = []  # (broker, offset): heartbeats to answer
         for w in ctrl._waiting:  # noqa: SLF001
@@ -232,6 +236,7 @@ class _Model(FollowerLoops):
         self.seq = iter(range(1, 1 << 62)).__next__
         lproc = cluster.sim.process(leader)
         self.timer_key = lproc._timer_ties  # noqa: SLF001
+        self.node = leader  # the timer's owner, as a follower's Loop has it (_rearm)
         self.timer: list | None = None
         t = lproc._timer  # noqa: SLF001
         if t is not None and t[3] is not None:
@@ -257,24 +262,26 @@ class _Model(FollowerLoops):
     def run(self) -> QuorumPrediction:
         heap, pred = self.heap, self.pred
         self.last_step = (self.end, self.hw)
+        pop, push = heapq.heappop, heapq.heappush
+        horizon, leader = self.horizon, self.leader  # _stop changes the horizon, then we stop
+        follower_timer, at_follower, at_leader = \
+            self._follower_timer, self._at_follower, self._at_leader
         while heap:
-            entry = heapq.heappop(heap)
-            at, tie, _, kind, arg = entry
+            entry = pop(heap)
+            kind = entry[3]
             if kind == "dead":
                 continue
-            if at >= self.horizon:
-                heapq.heappush(heap, entry)
+            if entry[0] >= horizon:
+                push(heap, entry)
                 break
-            if kind == "timer" and arg != self.leader:
-                if not self._follower_timer(entry):
-                    heapq.heappush(heap, entry)
-                    break
-            elif kind in ("answer", "beat_answer"):
-                if not self._at_follower(entry):
-                    heapq.heappush(heap, entry)
-                    break
-            elif not self._at_leader(entry):
-                heapq.heappush(heap, entry)
+            if kind == "timer":
+                done = at_leader(entry) if entry[4] == leader else follower_timer(entry)
+            elif kind == "answer" or kind == "beat_answer":
+                done = at_follower(entry)
+            else:
+                done = at_leader(entry)
+            if not done:
+                push(heap, entry)
                 break
         else:
             raise NotModelled("the heap ran dry")
@@ -292,18 +299,19 @@ class _Model(FollowerLoops):
         a_at, a_tie = clock.arrival(at)
         heapq.heappush(self.heap, [a_at, a_tie, self.seq(), kind, arg])
 
-    def _rearm(self, holder: Any, attr: str, node: int, key: int, wake: int) -> None:
-        """The node re-arms its one timer at ``wake`` (kept when already there)."""
-        entry = getattr(holder, attr)
-        if entry is not None and entry[0] == wake:
-            return
+    def _rearm(self, holder: Any, wake: int) -> None:
+        """The node re-arms its one timer at ``wake`` (kept when already there): ``holder``
+        is the model (the leader) or a follower's :class:`Loop`."""
+        entry = holder.timer
         if entry is not None:
+            if entry[0] == wake:
+                return
             entry[3] = "dead"
         if wake >= NEVER:
-            setattr(holder, attr, None)
+            holder.timer = None
             return
-        entry = [wake, tie_at(key, wake), self.seq(), "timer", node]
-        setattr(holder, attr, entry)
+        entry = [wake, tie_at(holder.timer_key, wake), self.seq(), "timer", holder.node]
+        holder.timer = entry
         heapq.heappush(self.heap, entry)
 
     # ------------------------------------------------------------------ the leader
@@ -334,21 +342,63 @@ class _Model(FollowerLoops):
             self.pred.drains.append(at)
             self.wake_parked = True
             self._move_hw()
-        if self.parked:
+        parked = self.parked
+        if parked:
             wake_all, self.wake_parked = self.wake_parked, False
-            still = []
-            for p in self.parked:
-                if wake_all or p.deadline <= at:
-                    self._update_replica(p.node, p.offset, at)
-                    self.sends.append(("answer", p.node, self.end, self.hw))
-                else:
-                    still.append(p)
-            self.parked = still
+            if wake_all or self.parked_min <= at:
+                still = []
+                sends, voters = self.sends, self.voter_ids
+                for p in parked:
+                    if wake_all or p.deadline <= at:
+                        if p.node in voters:  # an observer's record moves nothing here
+                            self._update_replica(p.node, p.offset, at)
+                        sends.append(("answer", p.node, self.end, self.hw))
+                    else:
+                        still.append(p)
+                self.parked = still
+                self.parked_min = min((p.deadline for p in still), default=NEVER)
         else:
             self.wake_parked = False
-        if at >= self.check_deadline:
+        check = self.check_deadline
+        if at >= check:
             raise NotModelled("check-quorum would resign the leader")
-        return min(self.drain_at, self.check_deadline, *(p.deadline for p in self.parked))
+        drain = self.drain_at
+        low = self.parked_min
+        if drain < low:
+            low = drain
+        return check if check < low else low
+
+    def _park_alone(self, at: int, tie: int, arg: tuple) -> bool:
+        """The common event, shortened: a broker's fetch at the log end when nothing else is
+        due (no drain, parked deadline, NoOp, check-quorum or heartbeat waiting): it is
+        parked, and the leader's wake-ups move only by its deadline. False: run it in full."""
+        n, offset = arg
+        end = self.end
+        if offset != end or n in self.voter_ids or self.waiting or end > self.budget_end:
+            return False
+        drain, check = self.drain_at, self.check_deadline
+        deadline = at + self.cfg.fetch_max_wait_ms
+        parked_min = self.parked_min if self.parked_min < deadline else deadline
+        if drain <= at or check <= at or parked_min <= at or \
+                at >= self.noop_last + self.interval:
+            return False
+        event = Computed(at, tie, self.leader, "fetch", n)
+        self.pred.events.append(event)
+        self.parked.append(Parked(n, offset, deadline))
+        self.parked_min = parked_min
+        if self.record_steps:  # nothing moved: the step repeats the last one's offsets
+            self.pred.steps.append(LeaderStep(at, tie, end, self.hw, False, self.written,
+                                              self.hw - 1))
+        wake = parked_min if parked_min < drain else drain
+        if check < wake:
+            wake = check
+        clean_at = self.clean_at
+        raft_wake = wake if wake < clean_at else clean_at
+        node_wake = min(raft_wake, self.noop_last + self.interval, self.other_dues,
+                        self.lease_min)
+        event.narrow = (raft_wake, node_wake)
+        self._rearm(self, node_wake)
+        return True
 
     def _at_leader(self, entry: list) -> bool:
         at, tie, _, kind, arg = entry
@@ -359,69 +409,82 @@ class _Model(FollowerLoops):
         if at >= self.lease_min:
             return self._stop(at, "a broker's lease")
         self.wake_parked = False
-        self.sends: list[tuple] = []
+        if kind == "fetch" and self._park_alone(at, tie, arg):
+            return True
+        self.sends = sends = []
         event = Computed(at, tie, self.leader, kind, None if kind == "timer" else arg[0])
         self.pred.events.append(event)
-        before = (self.end, self.hw, self.written, len(self.waiting), self.pending)
+        end0, hw0, written0, pending0 = self.end, self.hw, self.written, self.pending
+        waiting0 = len(self.waiting)
         if kind == "fetch":
             n, offset = arg
-            if offset > self.end:
+            if offset > end0:
                 raise NotModelled(f"node {n} fetches past the leader's log end")
-            self._update_replica(n, offset, at)
+            if n in self.voter_ids:
+                self._update_replica(n, offset, at)
             if offset >= self.end:
-                self.parked.append(Parked(n, offset, at + self.cfg.fetch_max_wait_ms))
+                deadline = at + self.cfg.fetch_max_wait_ms
+                self.parked.append(Parked(n, offset, deadline))
+                if deadline < self.parked_min:
+                    self.parked_min = deadline
             else:
-                self.sends.append(("answer", n, self.end, self.hw))
+                sends.append(("answer", n, self.end, self.hw))
         elif kind == "beat":
             n = arg[0]
             self.leases[n] = at + self.session_ms + 1
             self.lease_min = min(self.leases.values())
             if self.written <= self.hw - 1:
-                self.sends.append(("beat_answer", n))
+                sends.append(("beat_answer", n))
             else:
                 self.waiting.append((n, self.written))
+        poll = self._poll
         if kind != "beat":
-            wake = self._poll(at)
+            wake = poll(at)
             while wake <= at:  # the replica looks again at once while something is due
-                wake = self._poll(at)
+                wake = poll(at)
         if at >= self.noop_last + self.interval:  # the controller's NoOp task
             self.written += 1
             self.noop_last = at
             self.pred.noops.append(at)
             if not self.pending:
                 self.pending, self.drain_at = True, at + self.cfg.append_linger_ms
-        wake = self._poll(at)
+        wake = poll(at)
         while wake <= at:
-            wake = self._poll(at)
+            wake = poll(at)
         if self.waiting:  # heartbeats answered once what was written before them commits
             still = []
             for n, offset in self.waiting:
                 if offset <= self.hw - 1:
-                    self.sends.append(("beat_answer", n))
+                    sends.append(("beat_answer", n))
                 else:
                     still.append((n, offset))
             self.waiting = still
-        if self.end > self.budget_end:
+        end, hw = self.end, self.hw
+        if end > self.budget_end:
             raise NotModelled("a snapshot by bytes would fall due")
-        for send in self.sends:
-            loop = self.pred.loops[send[1]]
-            if send[0] == "answer":
-                self._send(loop.to_node, at, "answer", send[1:])
-            else:
-                self._send(loop.beat_to_node, at, "beat_answer", (send[1],))
-        woke = (self.end, self.hw) != self.last_step
-        self.last_step = (self.end, self.hw)
+        if sends:
+            loops, heap, seq, push = self.pred.loops, self.heap, self.seq, heapq.heappush
+            for send in sends:
+                loop = loops[send[1]]
+                if send[0] == "answer":
+                    a_at, a_tie = loop.to_node.arrival(at)
+                    push(heap, [a_at, a_tie, seq(), "answer", send[1:]])
+                else:
+                    a_at, a_tie = loop.beat_to_node.arrival(at)
+                    push(heap, [a_at, a_tie, seq(), "beat_answer", (send[1],)])
         if self.record_steps:
-            self.pred.steps.append(LeaderStep(at, tie, self.end, self.hw, woke, self.written,
-                                              self.hw - 1))
-        raft_wake = min(wake, self.clean_at)
+            woke = (end, hw) != self.last_step
+            self.last_step = (end, hw)
+            self.pred.steps.append(LeaderStep(at, tie, end, hw, woke, self.written, hw - 1))
+        clean_at = self.clean_at
+        raft_wake = wake if wake < clean_at else clean_at
         node_wake = min(raft_wake, self.noop_last + self.interval, self.other_dues,
                         self.lease_min)
-        if kind in ("fetch", "beat") and arg[0] not in self.voter_ids and \
-                before[:3] == (self.end, self.hw, self.written) and \
-                before[4] == self.pending and \
-                len(self.waiting) == before[3] + (kind == "beat" and not self.sends) and \
-                all(send[1] == arg[0] for send in self.sends):
+        if (kind == "fetch" or kind == "beat") and arg[0] not in self.voter_ids and \
+                end == end0 and hw == hw0 and self.written == written0 and \
+                self.pending == pending0 and \
+                len(self.waiting) == waiting0 + (kind == "beat" and not sends) and \
+                all(send[1] == arg[0] for send in sends):
             event.narrow = (raft_wake, node_wake)
-        self._rearm(self, "timer", self.leader, self.timer_key, node_wake)
+        self._rearm(self, node_wake)
         return True

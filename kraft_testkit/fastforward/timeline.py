@@ -1,8 +1,9 @@
 """The leader's timeline: its state after each of its events, in run order.
 
-The computed loops (``observer_loop``, ``heartbeat_loop``) read the leader at the instant a
-message reaches it, ordered by the scheduler's ``(at_ms, tie)`` key. :class:`LeaderTimeline`
-records that as the simulation runs: added as an incremental invariant
+The idle model (``quorum_model.predict_quorum``) computes the leader's state after each of its
+events, ordered by the scheduler's ``(at_ms, tie)`` key; :class:`LeaderTimeline` records the
+same from stepping, which is what tests/cluster/test_fastforward_quorum_model.py compares it
+with: added as an incremental invariant
 (``sim.add_invariant(timeline, "leader timeline")``), it looks only after events that touched
 the leader, and keeps one :class:`LeaderStep` per such event.
 """

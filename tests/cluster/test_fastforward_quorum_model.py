@@ -14,6 +14,7 @@ from kraft_testkit.cluster import Cluster
 from kraft_testkit.fastforward.observer_loop import NotModelled
 from kraft_testkit.fastforward.quorum_model import predict_quorum
 from kraft_testkit.fastforward.timeline import LeaderTimeline
+from kraft_testkit.sim.link import LinkProfile, Uniform
 
 
 class _Events:
@@ -68,6 +69,22 @@ def test_the_idle_quorum_is_predicted_event_by_event(seed: int, brokers: int) ->
         assert (loop.end_offset, loop.high_watermark) == (r.log_end_offset, r.hw)
     leader = c.replica(pred.leader)
     assert (pred.end_offset, pred.high_watermark) == (leader.log_end_offset, leader.hw)
+
+
+def test_slow_links_are_predicted_event_by_event() -> None:
+    """Latencies of 1-40 ms: answers queue behind answers on a FIFO link (a message that
+    would arrive before an earlier one takes its instant and tie), which the links' clocks
+    (``observer_loop.LinkClock``) reproduce."""
+    c = Cluster(3, 6, seed=3, link=LinkProfile(Uniform(1, 40)))
+    c.run_for(10_000)
+    until = c.now_ms + 20_000
+    pred = predict_quorum(c, until)
+    assert pred.why_stopped == "run end"
+    seen, _ = _stepped(c, until)
+    assert [(e.at_ms, e.tie, e.node) for e in pred.events] == seen
+    for n, loop in pred.loops.items():
+        link = c.sim.network._link(n, pred.leader, None)  # noqa: SLF001
+        assert (loop.to_leader.sent, loop.to_leader._last_at) == (link.sent, link.last_at)
 
 
 def test_a_wrong_tie_is_seen() -> None:

@@ -1,0 +1,38 @@
+"""A digest of everything the idle model computed, to show that a faster model computes the
+same (tests/cluster/test_fastforward_model_output.py, benchmarks/bench_quorum_model.py).
+
+It covers more than ``warp.py`` reads: every event with all its fields, the leader's steps,
+the NoOps and drains, the messages in flight at the end, every loop's final state (its timer
+as the model carries it included) and the links' counters, FIFO instants and ties.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+from kraft_testkit.fastforward.quorum_model import QuorumPrediction
+
+
+def _clock(clock: Any) -> tuple | None:
+    return None if clock is None else (clock.sent, clock._last_at, clock._last_tie)  # noqa: SLF001
+
+
+def fingerprint(pred: QuorumPrediction) -> str:
+    """16 hex digits of a SHA-256 over the whole prediction (see the module)."""
+    h = hashlib.sha256()
+    for e in pred.events:
+        h.update(repr((e.at_ms, e.tie, e.node, e.kind, e.peer, e.narrow, e.defer)).encode())
+    h.update(repr([(s.at_ms, s.tie, s.end_offset, s.high_watermark, s.woke,
+                    s.written_offset, s.committed_offset) for s in pred.steps]).encode())
+    h.update(repr((pred.leader, pred.horizon_ms, pred.why_stopped, pred.end_offset,
+                   pred.high_watermark, pred.noops, pred.drains, pred.in_flight)).encode())
+    for n in sorted(pred.loops):
+        lp = pred.loops[n]
+        h.update(repr((n, lp.voter, lp.end_offset, lp.high_watermark, lp.raft_wake,
+                       None if lp.timer is None else tuple(lp.timer[:2]) + tuple(lp.timer[3:]),
+                       lp.next_beat, lp.beat_deadline, lp.logic_wake, lp.isr_check,
+                       _clock(lp.to_leader), _clock(lp.to_node), _clock(lp.beat_to_leader),
+                       _clock(lp.beat_to_node))).encode())
+    h.update(repr(sorted((k, v[1][:2]) for k, v in pred.flights.items())).encode())
+    return h.hexdigest()[:16]

@@ -1,0 +1,54 @@
+"""The idle model's full output is what it was before it was made cheaper (issue 12, the
+model's cost): the digests below were recorded with the model at commit e69517a (before any
+of the speed-ups), 60 virtual s ahead of a cluster booted 10 s, with and without the leader's
+steps. The digest (``fastforward.model_digest.fingerprint``) covers every event with all its
+fields, the leader's steps, the NoOps, drains, messages in flight, the loops' final states
+and the links' counters. A change of the simulation itself (a link's draws, a timer's tie)
+changes them too: then re-record them with the model of a known-good commit, e.g.
+``git worktree add /tmp/ref <commit>`` and the loop of this test run there.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from kraft_testkit.cluster import Cluster
+from kraft_testkit.fastforward.model_digest import fingerprint
+from kraft_testkit.fastforward.quorum_model import predict_quorum
+
+RECORDED = {  # (brokers, seed, steps) -> (digest, events, why the stretch stopped)
+    (0, 1, False): ("8443af2378be012e", 776, "log cleaner on 1000"),
+    (0, 1, True): ("ca67040a0ec2c521", 776, "log cleaner on 1000"),
+    (0, 2, False): ("a08f84671f70c9fb", 783, "log cleaner on 1000"),
+    (4, 2, False): ("7854c2e7aa8f17c5", 2079, "log cleaner on 0"),
+    (4, 2, True): ("fee6298e75d4572a", 2079, "log cleaner on 0"),
+    (4, 3, False): ("28f1b18735aa645b", 2119, "log cleaner on 0"),
+    (10, 1, False): ("8567eb1ed63005ab", 4028, "log cleaner on 0"),
+    (10, 1, True): ("50899e311adcdc9c", 4028, "log cleaner on 0"),
+    (10, 5, False): ("c858a03999165934", 4020, "log cleaner on 0"),
+    (10, 5, True): ("9abcc580c9e6814d", 4020, "log cleaner on 0"),
+}
+
+
+@pytest.mark.parametrize("brokers, seed, steps", sorted(RECORDED))
+def test_the_model_computes_what_it_did_before(brokers: int, seed: int, steps: bool) -> None:
+    c = Cluster(3, brokers, seed=seed)
+    c.run_for(10_000)
+    pred = predict_quorum(c, c.now_ms + 60_000, steps=steps)
+    assert (fingerprint(pred), len(pred.events), pred.why_stopped) == \
+        RECORDED[(brokers, seed, steps)]
+
+
+def test_the_digest_sees_one_changed_field() -> None:
+    """The digest can fail: one event's tie, one deferred answer, one link counter."""
+    c = Cluster(3, 4, seed=2)
+    c.run_for(10_000)
+    pred = predict_quorum(c, c.now_ms + 20_000, steps=False)
+    digest = fingerprint(pred)
+    pred.events[100].tie ^= 1
+    assert fingerprint(pred) != digest
+    pred.events[100].tie ^= 1
+    assert fingerprint(pred) == digest
+    loop = next(lp for lp in pred.loops.values() if not lp.voter)
+    loop.to_node.sent += 1
+    assert fingerprint(pred) != digest
