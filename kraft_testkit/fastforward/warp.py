@@ -153,6 +153,7 @@ class QuorumWarp:
                 else:
                     armed[node] = (now_armed[0], wake)
 
+        hooks = net._hooks  # noqa: SLF001 - on_deliver hooks see every computed delivery too
         for ev in pred.events:
             node = ev.node
             proc = procs[node]
@@ -163,8 +164,12 @@ class QuorumWarp:
                 if not queue:
                     raise InexactWarp(f"at {at} ms: the model delivers an answer to {node}, "
                                       "but nothing was sent")
-                queue.popleft()
+                answer = queue.popleft()
                 delivered += 1
+                if hooks:
+                    sched.now_ms = ev.at_ms
+                    for hook in hooks:
+                        hook(leader, node, answer)
                 run = runs.get(node)
                 if run is None:
                     run = runs[node] = AnswerRun(proc, leader)
@@ -185,7 +190,10 @@ class QuorumWarp:
                     raise InexactWarp(f"at {at} ms: the model delivers a {ev.kind} to {node} "
                                       f"from {ev.peer}, but nothing was sent")
                 delivered += 1
-                effects = self._leader_alone(machine, ev, queue.popleft())
+                msg = queue.popleft()
+                for hook in hooks:
+                    hook(ev.peer, node, msg)
+                effects = self._leader_alone(machine, ev, msg)
             else:
                 src = ev.peer
                 queue = queues.get((src, node, _CHANNELS[ev.kind]))
@@ -193,7 +201,10 @@ class QuorumWarp:
                     raise InexactWarp(f"at {at} ms: the model delivers a {ev.kind} to {node} "
                                       f"from {src}, but nothing was sent")
                 delivered += 1
-                effects = machine.on_message(src, queue.popleft(), at)
+                msg = queue.popleft()
+                for hook in hooks:
+                    hook(src, node, msg)
+                effects = machine.on_message(src, msg, at)
             if effects is None:
                 continue
             if type(effects) is not Effects:
