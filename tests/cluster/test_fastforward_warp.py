@@ -200,3 +200,16 @@ def test_a_crash_armed_in_writes_happens_as_when_stepping(which: str) -> None:
     warped = _armed_crash(pick, True)
     assert stepped[0] == warped[0] == "killed"
     assert warped[1] == stepped[1]
+
+
+def test_without_bulk_runs_every_answer_is_handed_over_and_equal(monkeypatch) -> None:
+    """``QuorumWarp(bulk=False)`` (to tell a bulk-run bug from a model bug) hands every
+    answer to its node and leaves the same state as stepping too."""
+    real = warp_module.QuorumWarp.__init__
+    monkeypatch.setattr(warp_module.QuorumWarp, "__init__",
+                        lambda self, cluster, bulk=True: real(self, cluster, bulk=False))
+    stepped, _ = _scenario(1, False, brokers=3, short=True)
+    warped, c = _scenario(1, True, brokers=3, short=True)
+    assert warped == stepped
+    assert c.fast_forward_stats["events computed"] > 100
+    assert not c.fast_forward_stats["answers applied in runs"]
