@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from kraft_testkit.errors import KraftError
 from kraft_testkit.sim.link import LinkProfile
 from kraft_testkit.sim.link import Fixed, Uniform
-from kraft_testkit.sim.streams import GOLDEN, MASK64, STEP, MessageRandom
+from kraft_testkit.sim.streams import MessageRandom, plain_draws
 
 
 class NotModelled(KraftError):
@@ -44,11 +44,12 @@ class LeaderStep:
 class LinkClock:
     """A FIFO link's arrival times by message position, as ``Network`` draws them."""
 
-    def __init__(self, rng: MessageRandom, profile: LinkProfile, sent: int, last_at: int,
+    def __init__(self, key: int, profile: LinkProfile, sent: int, last_at: int,
                  last_tie: int) -> None:
         if profile.drop or profile.duplicate or profile.reorder or not profile.fifo:
             raise NotModelled(f"the link's profile {profile} loses, duplicates or reorders")
-        self._rng = rng
+        self._key = key
+        self._rng: MessageRandom | None = None  # only for other latencies (made on first use)
         self._latency = profile.latency
         self.sent = sent
         self._last_at = last_at
@@ -60,15 +61,13 @@ class LinkClock:
             self._plain = (latency.ms, 0)
         elif type(latency) is Uniform:
             self._plain = (latency.low, latency.high - latency.low + 1)
-        self._key = rng.getstate()[0]
 
     @classmethod
     def of(cls, network: object, src: int, dst: int, channel: str | None = None) -> LinkClock:
         """A clock that continues the link (``channel``: None for the default one) from
         ``src`` to ``dst`` where it is now (a copy: the network's own link is not touched)."""
         link = network._link(src, dst, channel)  # type: ignore[attr-defined]
-        rng = MessageRandom(link.rng.getstate()[0])
-        return cls(rng, link.profile, link.sent, link.last_at, link.last_tie)
+        return cls(link.key, link.profile, link.sent, link.last_at, link.last_tie)
 
     def arrival(self, sent_at: int) -> tuple[int, int]:
         """``(at_ms, tie)`` of the next message, sent at ``sent_at``."""
@@ -76,25 +75,15 @@ class LinkClock:
         if plain is not None:  # the same values as MessageRandom's draws 1 and 2
             n = self.sent
             self.sent = n + 1
-            base = self._key + (n + 1) * GOLDEN
-            low, span = plain
-            if span:
-                z = (base + STEP) & MASK64
-                z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
-                z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK64
-                at = sent_at + low + (z ^ (z >> 31)) % span
-                z = (base + 2 * STEP) & MASK64
-            else:
-                at = sent_at + low
-                z = (base + STEP) & MASK64
-            z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
-            z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK64
-            tie = (z ^ (z >> 31)) >> 32
+            latency, tie = plain_draws(self._key, n, *plain)
+            at = sent_at + latency
             if at <= self._last_at:
                 return self._last_at, self._last_tie
             self._last_at, self._last_tie = at, tie
             return at, tie
         rng = self._rng
+        if rng is None:
+            rng = self._rng = MessageRandom(self._key)
         rng.seek(self.sent)
         self.sent += 1
         at = sent_at + self._latency.sample(rng)

@@ -36,7 +36,7 @@ from kraft_testkit.sim.filters import Filter, Match, describe_nodes
 from kraft_testkit.sim.link import Fixed, LinkProfile, Uniform
 from kraft_testkit.sim.rng import RngTree
 from kraft_testkit.sim.scheduler import Scheduler
-from kraft_testkit.sim.streams import GOLDEN, MASK64, STEP, MessageRandom, stream_key
+from kraft_testkit.sim.streams import MessageRandom, plain_draws, stream_key
 from kraft_testkit.sim.topology import NodeSet, Topology, node_set
 from kraft_testkit.sim.trace import Trace
 
@@ -216,24 +216,13 @@ class Network:
                 extra_ms = rule.delay_ms
         plain = link.plain
         if plain is not None:  # MessageRandom's draws 1 (latency) and 2 (tie key), inline
-            base = link.key + (n + 1) * GOLDEN
-            low, span = plain
-            if span:
-                z = (base + STEP) & MASK64
-                z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
-                z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK64
-                at = now + extra_ms + low + (z ^ (z >> 31)) % span
-                z = (base + 2 * STEP) & MASK64
-            else:
-                at = now + extra_ms + low
-                z = (base + STEP) & MASK64
-            z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
-            z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK64
+            latency, tie = plain_draws(link.key, n, *plain)
+            at = now + extra_ms + latency
             if at <= link.last_at:  # behind an earlier message: same instant, same tie, in order
                 self._sched.call_at(link.last_at, self._arrive_cb, packet, link.last_tie)
             else:
                 link.last_at = at
-                link.last_tie = tie = (z ^ (z >> 31)) >> 32
+                link.last_tie = tie
                 self._sched.call_at(at, self._arrive_cb, packet, tie)
             return
         rng = link.rng

@@ -50,6 +50,27 @@ def tie_at(key: int, at_ms: int) -> int:
     return mix64((key + (at_ms + 1) * GOLDEN) & MASK64) >> 32
 
 
+def plain_draws(key: int, n: int, low: int, span: int) -> tuple[int, int]:
+    """Message ``n``'s latency (``low`` + draw 1 mod ``span``; ``low`` alone when ``span`` is
+    0, with no draw) and tie key (the next draw's top 32 bits) on a link of stream ``key``:
+    the values :class:`MessageRandom` gives ``randint``/``getrandbits(32)``, computed inline
+    (a Fixed or Uniform FIFO link's whole randomness; the network and the warp's model both
+    call this)."""
+    base = key + (n + 1) * GOLDEN
+    if span:
+        z = (base + STEP) & MASK64
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK64
+        latency = low + (z ^ (z >> 31)) % span
+        z = (base + 2 * STEP) & MASK64
+    else:
+        latency = low
+        z = (base + STEP) & MASK64
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK64
+    return latency, (z ^ (z >> 31)) >> 32
+
+
 class MessageRandom(random.Random):
     """A ``random.Random`` whose draws for message ``n`` depend only on (key, n, draw index).
 
