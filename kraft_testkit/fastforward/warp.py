@@ -94,7 +94,7 @@ class QuorumWarp:
             self._retry_at = self.sched.now_ms
             return None
         if not pred.events or pred.horizon_ms - self.sched.now_ms < self.MIN_STRETCH_MS:
-            self._count(f"fallback: horizon ({pred.why_stopped})")
+            self._count(f"fallback: horizon ({_reason(pred.why_stopped)})")
             # step through what is due at the horizon (the cleaner, a snapshot, a task)
             return max(pred.horizon_ms, self.sched.next_at() or 0)
         self.materialize(pred)
@@ -314,7 +314,7 @@ class QuorumWarp:
         return Effects([], False, sends, timer)
 
 
-def _reason(e: Exception) -> str:
+def _reason(e: Exception | str) -> str:
     """A short, stable key for the stats: the reason without node ids and instants."""
     words = [w for w in str(e).split() if not any(ch.isdigit() for ch in w)]
     return " ".join(words)[:60]

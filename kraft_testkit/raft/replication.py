@@ -270,9 +270,8 @@ class Replication:
         key = (self.epoch, log.end_offset, log.last_epoch, self.config.fetch_max_wait_ms)
         cached = self._fetch_cache
         if cached is None or cached[0] != key:
-            cached = self._fetch_cache = (key, rpc.fetch_request(
-                self.cluster_id, self.id, self.dir, self.epoch, log.end_offset, log.last_epoch,
-                self.config.fetch_max_wait_ms, self.config.fetch_max_bytes))
+            cached = self._fetch_cache = (key, self.fetch_request_body(log.end_offset,
+                                                                       log.last_epoch))
         self.acknowledged = max(self.acknowledged, log.end_offset)
         return cached[1]
 
