@@ -323,10 +323,10 @@ class _Model(FollowerLoops):
             return  # an observer's progress is recorded, it moves nothing here
         moved = self.progress[n] != offset
         self.progress[n] = offset
-        self.fetched.add(n)
-        if len(self.fetched) + 1 >= 2:
-            self.fetched.clear()
-            self.check_deadline = at + self.cfg.fetch_timeout_ms * 3 // 2
+        # check-quorum: with three voters (the model refuses others) one follower's fetch and
+        # the leader make the majority, so every voter fetch renews the deadline
+        self.fetched.clear()
+        self.check_deadline = at + self.cfg.fetch_timeout_ms * 3 // 2
         if moved:
             self._move_hw()
 
