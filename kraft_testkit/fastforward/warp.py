@@ -184,16 +184,6 @@ class QuorumWarp:
                 armed[node] = None
                 changed.add(node)
                 effects = machine.on_timer(at)
-            elif ev.narrow is not None:  # a broker's fetch or heartbeat at the leader, alone
-                queue = queues.get((ev.peer, node, _CHANNELS[ev.kind]))
-                if not queue:
-                    raise InexactWarp(f"at {at} ms: the model delivers a {ev.kind} to {node} "
-                                      f"from {ev.peer}, but nothing was sent")
-                delivered += 1
-                msg = queue.popleft()
-                for hook in hooks:
-                    hook(ev.peer, node, msg)
-                effects = self._leader_alone(machine, ev, msg)
             else:
                 src = ev.peer
                 queue = queues.get((src, node, _CHANNELS[ev.kind]))
@@ -204,7 +194,10 @@ class QuorumWarp:
                 msg = queue.popleft()
                 for hook in hooks:
                     hook(src, node, msg)
-                effects = machine.on_message(src, msg, at)
+                if ev.narrow is not None:  # a broker's fetch or heartbeat at the leader, alone
+                    effects = self._leader_alone(machine, ev, msg)
+                else:
+                    effects = machine.on_message(src, msg, at)
             if effects is None:
                 continue
             if type(effects) is not Effects:
