@@ -43,6 +43,11 @@ class Computed:
     #: a broker's answer its logic does not act on: (log end, high watermark) it carries,
     #: to be applied with the broker's other such answers as one run
     defer: tuple[int, int] | None = None
+    #: a voter's fetch at the leader that moved nothing but the leader's record of that voter
+    #: (its end offset, fetch and caught-up times, the check-quorum deadline) and answered
+    #: only it: the leader's Raft wake-up and node wake-up after it, as ``narrow`` (kept apart
+    #: from ``narrow`` so the model's pinned output digests stay those of e69517a)
+    voter_narrow: tuple[int, int] | None = None
 
 
 @dataclass(slots=True)

@@ -482,11 +482,14 @@ class _Model(FollowerLoops):
         raft_wake = wake if wake < clean_at else clean_at
         node_wake = min(raft_wake, self.noop_last + self.interval, self.other_dues,
                         self.lease_min)
-        if (kind == "fetch" or kind == "beat") and arg[0] not in self.voter_ids and \
+        if (kind == "fetch" or kind == "beat") and \
                 end == end0 and hw == hw0 and self.written == written0 and \
                 self.pending == pending0 and \
                 len(self.waiting) == waiting0 + (kind == "beat" and not sends) and \
                 all(send[1] == arg[0] for send in sends):
-            event.narrow = (raft_wake, node_wake)
+            if arg[0] not in self.voter_ids:
+                event.narrow = (raft_wake, node_wake)
+            else:  # a voter's fetch: only the leader's record of it moved
+                event.voter_narrow = (raft_wake, node_wake)
         self._rearm(self, node_wake)
         return True
