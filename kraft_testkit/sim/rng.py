@@ -29,12 +29,45 @@ def _derive(seed: int, path: tuple[str, ...]) -> int:
 
 
 class RngTree(random.Random):
-    """A ``random.Random`` that can also grow named children: ``tree.child("network")``."""
+    """A ``random.Random`` that can also grow named children: ``tree.child("network")``.
+
+    Its seed (sha256 of the path, then the Mersenne Twister's seeding) is worked out at its
+    first draw: many trees only grow children (``process/<n>``, ``node``) or are never drawn
+    from (a process's crash stream until it is killed), and a boot builds about forty. The
+    draws are the same as if it had been seeded at once: nothing else reads the generator."""
 
     def __init__(self, seed: int, path: tuple[str, ...] = ()) -> None:
         self.root_seed = check_seed(seed)
         self.path = path
-        super().__init__(_derive(seed, path))
+        self.gauss_next = None
+        self._seeded = False
+
+    def _seed_now(self) -> None:
+        self._seeded = True
+        super().seed(_derive(self.root_seed, self.path))
+
+    def random(self) -> float:
+        if not self._seeded:
+            self._seed_now()
+        return super().random()
+
+    def getrandbits(self, k: int) -> int:
+        if not self._seeded:
+            self._seed_now()
+        return super().getrandbits(k)
+
+    def getstate(self) -> tuple:
+        if not self._seeded:
+            self._seed_now()
+        return super().getstate()
+
+    def setstate(self, state: tuple) -> None:
+        self._seeded = True
+        super().setstate(state)
+
+    def seed(self, a: object = None, version: int = 2) -> None:  # an explicit reseed wins
+        self._seeded = True
+        super().seed(a, version)
 
     def child(self, *names: str | int) -> RngTree:
         """The stream at ``path + names``; the same names always give the same stream."""

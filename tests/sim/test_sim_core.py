@@ -124,3 +124,27 @@ def test_simulator_errors_share_the_kit_root():
 
     assert issubclass(SimulationError, KraftError) and issubclass(NoProgress, KraftError)
     assert issubclass(InvalidArgument, ConfigError) and issubclass(InvalidArgument, ValueError)
+
+
+def test_a_tree_seeded_at_its_first_draw_draws_as_if_seeded_at_once():
+    """RngTree works its seed out lazily (most trees only grow children); every way of
+    drawing gives what a generator seeded at construction gives, copies and pickles too."""
+    import copy
+    import random
+
+    from kraft_testkit.sim.rng import _derive
+
+    def pair(name):
+        return RngTree(5).child(name, 3), random.Random(_derive(5, (name, "3")))
+
+    t, r = pair("a")
+    assert [t.random() for _ in range(3)] == [r.random() for _ in range(3)]
+    for draw in (lambda g: g.getrandbits(64), lambda g: g.randint(0, 10**30),
+                 lambda g: g.gauss(0, 1), lambda g: g.choice(range(1000)),
+                 lambda g: g.randbytes(16), lambda g: g.getstate()):
+        t, r = pair("b")
+        assert draw(t) == draw(r)
+    t = RngTree(5).child("c")
+    assert copy.deepcopy(t).random() == pickle.loads(pickle.dumps(t)).random() == t.random()
+    t.seed(42)
+    assert t.random() == random.Random(42).random()  # an explicit reseed wins
