@@ -11,9 +11,11 @@ the scenario of ``bench_cluster.py``). Prints best and worst over the rounds, an
 from __future__ import annotations
 
 import argparse
-import json
-import subprocess
 import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from ab_idle import run_child  # noqa: E402
 
 CHILD = """
 import gc, json, sys, time
@@ -50,9 +52,7 @@ print(json.dumps(res))
 
 
 def run(path: str, opts: dict) -> dict:
-    out = subprocess.run([sys.executable, "-c", CHILD, path, json.dumps(opts)],
-                         capture_output=True, text=True, check=True)
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return run_child(CHILD, path, opts)
 
 
 def main() -> int:

@@ -29,10 +29,16 @@ print(json.dumps({"cpu": cpu, "events": c.sim.scheduler.executed - e0}))
 """
 
 
-def run(path: str, opts: dict) -> dict:
-    out = subprocess.run([sys.executable, "-c", CHILD, path, json.dumps(opts)],
+def run_child(child: str, path: str, opts: dict) -> dict:
+    """Run ``child`` (Python source) in a fresh interpreter with ``path`` (a checkout) and
+    ``opts`` (JSON) as its arguments; return the JSON object it printed last."""
+    out = subprocess.run([sys.executable, "-c", child, path, json.dumps(opts)],
                          capture_output=True, text=True, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def run(path: str, opts: dict) -> dict:
+    return run_child(CHILD, path, opts)
 
 
 def main() -> int:

@@ -123,8 +123,8 @@ def boot_rows(repeat: int) -> list[Row]:
 # ---------------------------------------------------------------- 2. failover
 
 
-def failover(seed: int, wire: bool = True, invariants: bool = True) -> Cluster:
-    c = Cluster(3, 3, seed=seed, wire=wire, invariants=invariants)
+def failover(seed: int, wire: bool = True, invariants: bool = True, brokers: int = 3) -> Cluster:
+    c = Cluster(3, brokers, seed=seed, wire=wire, invariants=invariants)
     c.create_topic("t", 6, 3)
     old = c.active_controller
     c.faults.kill(old)

@@ -21,20 +21,17 @@ try:
 except ImportError:  # running from a checkout without an install
     sys.path.insert(0, str(ROOT))
 
+sys.path.insert(0, str(ROOT / "benchmarks"))
+import bench_cluster  # noqa: E402
+
 from kraft_testkit.cluster import Cluster
 from kraft_testkit.protocol.frames import encode_record
 from kraft_testkit.sim.link import LinkProfile, Uniform
 
 
 def failover(seed: int, brokers: int, wire: bool, invariants: bool) -> Cluster:
-    """The benchmark's scenario: topic, kill the active controller, run to 30 virtual s."""
-    c = Cluster(3, brokers, seed=seed, wire=wire, invariants=invariants)
-    c.create_topic("t", 6, 3)
-    old = c.active_controller
-    c.faults.kill(old)
-    c.run_until(lambda c: c.active_controller not in (None, old), 10_000)
-    c.run_for(30_000 - c.now_ms)
-    return c
+    """bench_cluster.py's scenario: topic, kill the active controller, run to 30 virtual s."""
+    return bench_cluster.failover(seed, wire, invariants, brokers)
 
 
 def faults(seed: int, brokers: int, wire: bool, invariants: bool) -> Cluster:
