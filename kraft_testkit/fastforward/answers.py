@@ -4,12 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kraft_testkit.protocol import messages as M
-from kraft_testkit.protocol.frames import encode_metadata
-
-#: A NoOpRecord's value in the metadata log (frame v1, type 20, version 0, no tagged fields):
-#: the one record a computed answer may carry (anything else makes the broker react).
-NOOP_VALUE = encode_metadata(M.NoOpRecord(), 0)
+from kraft_testkit.metadata.delta import NOOP_VALUE  # the one record a computed answer may carry
 
 
 def only_noops(log: Any, start: int, end: int) -> bool:

@@ -40,7 +40,6 @@ from typing import Any
 
 from kraft_testkit.controller import noop
 from kraft_testkit.controller.cluster import SOFT_STATE_KEY
-from kraft_testkit.fastforward.answers import NOOP_VALUE
 from kraft_testkit.fastforward.follower_model import (
     _KINDS,
     Computed,
@@ -49,6 +48,7 @@ from kraft_testkit.fastforward.follower_model import (
     _channel,
 )
 from kraft_testkit.fastforward.observer_loop import LeaderStep, LinkClock, NotModelled
+from kraft_testkit.metadata.delta import NOOP_VALUE
 from kraft_testkit.metadata.snapshot_generator import BATCH_OVERHEAD, RECORD_OVERHEAD
 from kraft_testkit.raft.replica_state import LEADER
 from kraft_testkit.sim.node import NEVER

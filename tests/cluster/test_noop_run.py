@@ -414,3 +414,12 @@ def test_noop_batches_in_a_log() -> None:
     assert run.data == log.data[-5:] and run.replica == log.batches[-5:]
     with pytest.raises(InexactFastForward, match="not NoOps"):
         noop_batches_in_log(log, 0, end)
+
+
+def test_the_noop_value_is_the_encoded_noop_record():
+    """delta.NOOP_VALUE (the replay's fast skip, the warp's and the bulk runs' test of a plain
+    answer) is NoOpRecord v0 as the codec frames it."""
+    from kraft_testkit.protocol import messages as M
+    from kraft_testkit.protocol.frames import encode_metadata
+
+    assert encode_metadata(M.NoOpRecord(), 0) == NOOP_VALUE
