@@ -68,6 +68,13 @@ class BrokerSession:
         return self.controlled_shutdown_offset >= 0
 
 
+
+def lease_end(last_contact_ms: int, session_timeout_ms: int) -> int:
+    """The first instant a lease renewed at ``last_contact_ms`` has expired. Kafka expires a
+    session once ``contact + timeout < now``: at exactly ``contact + timeout`` it is still
+    valid (the idle warp's model computes leases with this too)."""
+    return last_contact_ms + session_timeout_ms + 1
+
 class BrokerHeartbeatManager:
     """Leases and heartbeat state of the brokers, for one term as active controller."""
 
@@ -120,9 +127,8 @@ class BrokerHeartbeatManager:
     # ------------------------------------------------------------- leases
 
     def lease_end_ms(self, session: BrokerSession) -> int:
-        """The first instant the lease has expired. Kafka expires a session once
-        ``contact + timeout < now``: at exactly ``contact + timeout`` it is still valid."""
-        return session.last_contact_ms + self.session_timeout_ms + 1
+        """The first instant the lease has expired (:func:`lease_end`)."""
+        return lease_end(session.last_contact_ms, self.session_timeout_ms)
 
     def has_valid_session(self, registration: BrokerRegistration, now_ms: int) -> bool:
         """True while this incarnation has been in contact within the session timeout."""
@@ -148,7 +154,7 @@ class BrokerHeartbeatManager:
                 s = self.session(registration)
             if oldest is None or s.last_contact_ms < oldest:
                 oldest = s.last_contact_ms
-        return None if oldest is None else oldest + self.session_timeout_ms + 1
+        return None if oldest is None else lease_end(oldest, self.session_timeout_ms)
 
     def find_one_stale(self, image: MetadataImage, now_ms: int) -> BrokerRegistration | None:
         """The unfenced broker whose lease ran out longest ago (ties: lowest id), if any."""

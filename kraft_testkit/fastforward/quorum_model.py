@@ -40,6 +40,7 @@ from typing import Any
 
 from kraft_testkit.controller import noop
 from kraft_testkit.controller.cluster import SOFT_STATE_KEY
+from kraft_testkit.controller.heartbeats import lease_end
 from kraft_testkit.fastforward.follower_model import (
     _KINDS,
     Computed,
@@ -433,7 +434,7 @@ class _Model(FollowerLoops):
                 sends.append(("answer", n, self.end, self.hw))
         elif kind == "beat":
             n = arg[0]
-            self.leases[n] = at + self.session_ms + 1
+            self.leases[n] = lease_end(at, self.session_ms)
             self.lease_min = min(self.leases.values())
             if self.written <= self.hw - 1:
                 sends.append(("beat_answer", n))
