@@ -37,17 +37,13 @@ class Computed:
     node: int
     kind: str
     peer: int | None = None
-    #: a broker's fetch at the leader that did nothing else (no drain, NoOp, high watermark,
-    #: other answer): the leader's Raft wake-up and node wake-up after it
+    #: a fetch (a broker's or a voter's) or heartbeat at the leader that moved nothing but the
+    #: leader's record of its sender (no drain, NoOp, high watermark, other answer): the
+    #: leader's Raft wake-up and node wake-up after it
     narrow: tuple[int, int] | None = None
     #: a broker's answer its logic does not act on: (log end, high watermark) it carries,
     #: to be applied with the broker's other such answers as one run
     defer: tuple[int, int] | None = None
-    #: a voter's fetch at the leader that moved nothing but the leader's record of that voter
-    #: (its end offset, fetch and caught-up times, the check-quorum deadline) and answered
-    #: only it: the leader's Raft wake-up and node wake-up after it, as ``narrow`` (kept apart
-    #: from ``narrow`` so the model's pinned output digests stay those of e69517a)
-    voter_narrow: tuple[int, int] | None = None
 
 
 @dataclass(slots=True)

@@ -488,9 +488,8 @@ class _Model(FollowerLoops):
                 self.pending == pending0 and \
                 len(self.waiting) == waiting0 + (kind == "beat" and not sends) and \
                 all(send[1] == arg[0] for send in sends):
-            if arg[0] not in self.voter_ids:
-                event.narrow = (raft_wake, node_wake)
-            else:  # a voter's fetch: only the leader's record of it moved
-                event.voter_narrow = (raft_wake, node_wake)
+            # a broker's fetch or heartbeat, or a voter's fetch: only the leader's record of
+            # the sender moved (for a voter: its end offset, fetch times, check-quorum)
+            event.narrow = (raft_wake, node_wake)
         self._rearm(self, node_wake)
         return True

@@ -136,6 +136,7 @@ class QuorumWarp:
             p._timer[3] is not None else None for n, p in procs.items()}
         changed = set()
         sent = delivered = voters_alone = 0
+        voter_ids = set(procs[leader].machine.raft.voters)
         runs: dict[int, AnswerRun] = {}  # brokers' answers held back, applied as runs
         leader_raft = procs[leader].machine.raft
         shared = SharedRun(leader_raft.log)
@@ -194,11 +195,9 @@ class QuorumWarp:
                 msg = queue.popleft()
                 for hook in hooks:
                     hook(src, node, msg)
-                if ev.narrow is not None:  # a broker's fetch or heartbeat at the leader, alone
-                    effects = self._leader_alone(machine, ev, msg, ev.narrow)
-                elif ev.voter_narrow is not None and self.bulk:  # a voter's, that moved nothing
-                    effects = self._leader_alone(machine, ev, msg, ev.voter_narrow)
-                    voters_alone += 1
+                if ev.narrow is not None:  # a fetch or heartbeat at the leader, alone
+                    effects = self._leader_alone(machine, ev, msg)
+                    voters_alone += src in voter_ids
                 else:
                     effects = machine.on_message(src, msg, at)
             if effects is None:
@@ -285,15 +284,14 @@ class QuorumWarp:
 
 
     @staticmethod
-    def _leader_alone(machine: Any, ev: Any, msg: Any, wakes: tuple[int, int]
-                      ) -> Effects | None:
+    def _leader_alone(machine: Any, ev: Any, msg: Any) -> Effects | None:
         """A fetch or heartbeat at the leader when the model says nothing else is due in that
         event: the replica's fetch handler (the leader's record of the broker or voter -- a
         voter's end offset, fetch and caught-up times and the check-quorum deadline --, the
         answer or the parked fetch) or the controller's heartbeat handler (the lease, the
         answer now or once what was written before it commits), without the polls and the
         controller's periodic tasks that would find nothing to do; the wake-ups they would
-        compute (``wakes``: Raft's, the node's) come from the model."""
+        compute (``ev.narrow``: Raft's, the node's) come from the model."""
         machine._clock(ev.at_ms)  # noqa: SLF001 - as every event of the node starts
         raft = machine.raft
         if ev.kind == "fetch":
@@ -302,7 +300,7 @@ class QuorumWarp:
         else:
             machine.controller.handle_request(ev.peer, msg, ev.at_ms)
             sends = machine.controller.take_sends()
-        raft_wake, node_wake = wakes
+        raft_wake, node_wake = ev.narrow
         timer = None
         if raft_wake != raft.timer_at:
             raft.timer_at = machine._raft_wake = raft_wake  # noqa: SLF001

@@ -1,5 +1,5 @@
 """A voter's fetch at the leader that moves nothing but the leader's record of that voter is
-applied by the fetch handler alone in a warp (``Computed.voter_narrow``, issue 12: the
+applied by the fetch handler alone in a warp (``Computed.narrow`` on a voter's fetch, issue 12: the
 leader's events off the node's full path). Against stepping, the leader's record of every
 voter (end offset, last fetch and caught-up times), the check-quorum deadline, the parked
 fetches and the wake-ups end the same; a planted bug in either half (the record, the
@@ -26,13 +26,17 @@ def _run(seed: int, brokers: int, fast_forward: bool) -> tuple[list, Cluster]:
     return states, c
 
 
+def _from_voter(machine, ev) -> bool:
+    return ev.kind == "fetch" and ev.peer in machine.raft.voters
+
+
 def _compare(seed: int, brokers: int, monkeypatch=None, plant=None) -> set:
     stepped, _ = _run(seed, brokers, False)
     if plant is not None:
         real = warp_module.QuorumWarp._leader_alone
 
-        def planted(machine, ev, msg, wakes):
-            return plant(real, machine, ev, msg, wakes)
+        def planted(machine, ev, msg):
+            return plant(real, machine, ev, msg)
 
         monkeypatch.setattr(warp_module.QuorumWarp, "_leader_alone", staticmethod(planted))
     warped, c = _run(seed, brokers, True)
@@ -48,12 +52,12 @@ def test_voter_fetches_alone_leave_the_leader_as_stepping_does(seed: int,
 
 def test_a_voter_record_left_behind_is_caught(monkeypatch) -> None:
     """The handler runs, but the leader's record of the voter keeps its old fetch time."""
-    def plant(real, machine, ev, msg, wakes):
+    def plant(real, machine, ev, msg):
         lead = machine.raft._lead
-        if ev.voter_narrow is None:
-            return real(machine, ev, msg, wakes)
+        if not _from_voter(machine, ev):
+            return real(machine, ev, msg)
         before = lead.voters[ev.peer].last_fetch_ms
-        effects = real(machine, ev, msg, wakes)
+        effects = real(machine, ev, msg)
         lead.voters[ev.peer].last_fetch_ms = before
         return effects
 
@@ -64,10 +68,10 @@ def test_a_voter_record_left_behind_is_caught(monkeypatch) -> None:
 @pytest.mark.parametrize("which", [0, 1])
 def test_a_wrong_wake_up_is_caught(monkeypatch, which: int) -> None:
     """Raft's wake-up (0) or the node's (1) after a voter's fetch one millisecond late."""
-    def plant(real, machine, ev, msg, wakes):
-        if ev.voter_narrow is not None:
-            wakes = tuple(w + (i == which) for i, w in enumerate(wakes))
-        return real(machine, ev, msg, wakes)
+    def plant(real, machine, ev, msg):
+        if _from_voter(machine, ev):
+            ev.narrow = tuple(w + (i == which) for i, w in enumerate(ev.narrow))
+        return real(machine, ev, msg)
 
     differs = _compare(1, 0, monkeypatch, plant)
     assert any(key.startswith(("wakes ", "timer ", "heap")) for key in differs), differs
