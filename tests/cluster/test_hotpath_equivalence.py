@@ -23,7 +23,7 @@ def _scenario(seed: int, wire: bool, invariants: bool) -> Cluster:
 
 
 def _fingerprint(c: Cluster) -> tuple:
-    return _BENCH["fingerprint"](c), c.sim.trace.digest(), dict(c.network.stats)
+    return _BENCH["fingerprint"](c, width=64), dict(c.network.stats)
 
 
 @pytest.mark.parametrize("seed", [1, 2])
@@ -31,6 +31,6 @@ def test_wire_and_invariants_change_nothing_under_faults(seed: int) -> None:
     plain = _fingerprint(_scenario(seed, wire=False, invariants=False))
     full = _fingerprint(_scenario(seed, wire=True, invariants=True))
     assert full == plain
-    assert plain[2]["dropped"] > 0 and plain[2]["duplicated"] > 0  # the faults did happen
+    assert plain[1]["dropped"] > 0 and plain[1]["duplicated"] > 0  # the faults did happen
     again = _fingerprint(_scenario(seed, wire=True, invariants=True))
     assert again == full  # and the run is deterministic
