@@ -23,6 +23,7 @@ from kraft_testkit.fastforward.noop_run import (
     noop_batches_in_log,
 )
 from kraft_testkit.raft import rpc
+from kraft_testkit.sim.node import Effects
 
 
 class SharedRun:
@@ -63,13 +64,15 @@ class AnswerRun:
         self.pairs: list[tuple[int, int]] = []  # (instant, high watermark) per answer
         self.body: Any = None
         self.last_epoch = self.raft.log.last_epoch
+        self.logic_at = -1  # the broker's last event its logic alone handled (logic_event)
 
     def __bool__(self) -> bool:
         return bool(self.pairs)
 
-    def add(self, at: int, end: int, hw: int, epoch: int) -> Any:
+    def add(self, at: int, end: int, hw: int, epoch: int, build: bool = True) -> Any:
         """One answer (bringing the log to ``end``, the high watermark to ``hw``) at ``at``;
-        returns the fetch the broker sends in reply, as its Raft client would build it."""
+        returns the fetch the broker sends in reply, as its Raft client would build it
+        (None with ``build=False``: :meth:`request` builds the last one when asked)."""
         if end > self.end or self.body is None:
             if end > self.end:
                 self.end, self.last_epoch = end, epoch
@@ -77,7 +80,28 @@ class AnswerRun:
         hw = max(self.pairs[-1][1] if self.pairs else self.raft.hw, min(hw, self.end))
         self.pairs.append((at, hw))
         self.cid = (self.cid + 1) & 0x7FFFFFFF
+        return rpc.request(self.cid, self.body) if build else None
+
+    def request(self) -> Any:
+        """The last fetch the broker sent (after :meth:`add`)."""
         return rpc.request(self.cid, self.body)
+
+    def logic_event(self, at: int, src: int | None, msg: Any) -> Effects:
+        """A broker event only its logic acts on while answers are held back: its timer (a
+        due heartbeat leaves) or a heartbeat's answer (``msg``). The logic sees the metadata
+        offset the held answers committed by now; Raft is not due (the model stops before
+        it is), and the node's wake-up is left for :meth:`apply` to set. The effects carry
+        the logic's messages only."""
+        node = self.process.machine
+        logic = node.logic
+        if self.pairs and self.pairs[-1][1] > self.raft.hw:  # what heartbeats report
+            logic.metadata_offset = logic.lifecycle.metadata_offset = self.pairs[-1][1] - 1
+        node._wake = None  # noqa: SLF001 - unknown until the answers are applied
+        effects = logic.on_timer(at) if msg is None else logic.on_message(src, msg, at)
+        if effects.timer_ms is not None:
+            node._logic_wake = effects.timer_ms  # noqa: SLF001
+        self.logic_at = at
+        return Effects([], False, effects.sends, None)
 
     def apply(self, runs: SharedRun) -> int:
         """Apply the held answers; returns the instant of the last one (the node's Raft
@@ -91,7 +115,8 @@ class AnswerRun:
             if done.stopped is not None or done.applied != len(self.pairs):
                 raise InexactFastForward(f"broker {raft.id}'s answers stopped: {done.stopped}")
         last = self.pairs[-1][0]
-        node._clock(last)  # noqa: SLF001 - the last answer's event set the listeners' clock
+        # the node's last event (an answer, or one its logic alone handled) set the clock
+        node._clock(max(last, self.logic_at))  # noqa: SLF001
         wake = raft.after_fetch_answers(self.leader, last, self.cid, self.body, self.end,
                                         self.last_epoch)
         node._raft_wake = wake  # noqa: SLF001 - the poll after each answer reported it

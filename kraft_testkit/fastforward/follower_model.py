@@ -44,6 +44,9 @@ class Computed:
     #: a broker's answer its logic does not act on: (log end, high watermark) it carries,
     #: to be applied with the broker's other such answers as one run
     defer: tuple[int, int] | None = None
+    #: a broker's answer its logic acts on: (log end, high watermark) it carries (the warp
+    #: builds the answer the leader sent from them)
+    carried: tuple[int, int] | None = None
 
 
 @dataclass(slots=True)
@@ -233,6 +236,8 @@ class FollowerLoops:
             if loop.voter or (at < loop.logic_wake and not (
                     committed and loop.isr_check is not None and at >= loop.isr_check)):
                 event.defer = (new_end, new_hw)
+            else:
+                event.carried = (new_end, new_hw)
             loop.high_watermark = hw
             wake = at + self.fetch_wait  # the fetch and request timeouts, the cleaner
             clean_at = loop.clean_at

@@ -85,6 +85,15 @@ class QuorumPrediction:
     in_flight: list[tuple] = field(default_factory=list)
     #: what was in flight at the start: (src, dst, channel) -> (message, heap entry)
     flights: dict[tuple, tuple[Any, list]] = field(default_factory=dict)
+    #: the leader's record of each broker (an observer) at the end, as its fetch handler and
+    #: its answers to parked fetches leave it: broker -> [last fetch ms, end offset, caught
+    #: up ms] (the warp sets it without running the leader's handler for brokers)
+    observers: dict[int, list] = field(default_factory=dict)
+    #: the fetches parked at the leader at the end, in the leader's order: (node, deadline)
+    parked: list[tuple[int, int]] = field(default_factory=list)
+    #: the leader's Raft and node wake-ups after its last event in the stretch (None: it had
+    #: no event)
+    leader_wakes: tuple[int, int] | None = None
 
     @property
     def voters(self) -> dict[int, Loop]:
@@ -203,6 +212,8 @@ class _Model(FollowerLoops):
         self.drain_at = lead.drain_at if self.pending else NEVER
         self.check_deadline, self.fetched = lead.check_deadline, set(lead.fetched)
         self.parked = []
+        self.observers = {b: [p.last_fetch_ms, p.end_offset, p.caught_up_ms]
+                          for b, p in lead.observers.items()}
         for p in lead.parked:
             if p.replica_id not in followers or p.src != p.replica_id:
                 raise NotModelled(f"a fetch from {p.src} is parked at the leader")
@@ -229,6 +240,7 @@ class _Model(FollowerLoops):
                 self.leases[b] = manager.lease_end_ms(s)
         self.lease_min = min(self.leases.values()) if self.leases else NEVER
         self.record_steps = True
+        self.leader_wakes: tuple[int, int] | None = None
         self.budget_end = raft.hw + self._noop_budget()
         # the controller's other tasks (all at or past the horizon): part of its wake-up
         self.other_dues = min([ctrl.soft[k] for k in ("tokens.next_check_ms", "balance.next_ms",
@@ -245,7 +257,7 @@ class _Model(FollowerLoops):
         if t is not None and t[3] is not None:
             self.timer = [t[0], t[1], self.seq(), "timer", leader]
             self.heap.append(self.timer)
-        self.pred = QuorumPrediction(leader, flights=self.flights)
+        self.pred = QuorumPrediction(leader, flights=self.flights, observers=self.observers)
         for n in sorted(followers):
             self.pred.loops[n] = self._loop(n)
         heapq.heapify(self.heap)
@@ -292,6 +304,8 @@ class _Model(FollowerLoops):
         pred.end_offset, pred.high_watermark = self.end, self.hw
         pred.in_flight = sorted((e[0], e[1], e[2], e[3], e[4]) for e in heap
                                 if e[3] not in ("timer", "dead"))
+        pred.parked = [(p.node, p.deadline) for p in self.parked]
+        pred.leader_wakes = self.leader_wakes
         return pred
 
     def _stop(self, at: int, why: str) -> bool:
@@ -338,6 +352,16 @@ class _Model(FollowerLoops):
             self.hw = new_hw
             self.wake_parked = True
 
+    def _observed(self, n: int, offset: int, at: int) -> None:
+        """The leader's record of broker ``n`` (``_update_replica`` for an observer)."""
+        rec = self.observers.get(n)
+        if rec is None:
+            raise NotModelled(f"the leader has no record of broker {n}")
+        rec[0] = at
+        rec[1] = offset
+        if offset >= self.end:
+            rec[2] = at
+
     def _poll(self, at: int) -> int:
         if self.pending and at >= self.drain_at:
             self.pending, self.drain_at = False, NEVER
@@ -353,8 +377,10 @@ class _Model(FollowerLoops):
                 sends, voters = self.sends, self.voter_ids
                 for p in parked:
                     if wake_all or p.deadline <= at:
-                        if p.node in voters:  # an observer's record moves nothing here
+                        if p.node in voters:
                             self._update_replica(p.node, p.offset, at)
+                        else:  # an observer's record: it moves nothing else here
+                            self._observed(p.node, p.offset, at)
                         sends.append(("answer", p.node, self.end, self.hw))
                     else:
                         still.append(p)
@@ -387,6 +413,11 @@ class _Model(FollowerLoops):
             return False
         event = Computed(at, tie, self.leader, "fetch", n)
         self.pred.events.append(event)
+        rec = self.observers.get(n)
+        if rec is None:
+            raise NotModelled(f"the leader has no record of broker {n}")
+        rec[0] = rec[2] = at
+        rec[1] = offset
         self.parked.append(Parked(n, offset, deadline))
         self.parked_min = parked_min
         if self.record_steps:  # nothing moved: the step repeats the last one's offsets
@@ -399,7 +430,7 @@ class _Model(FollowerLoops):
         raft_wake = wake if wake < clean_at else clean_at
         node_wake = min(raft_wake, self.noop_last + self.interval, self.other_dues,
                         self.lease_min)
-        event.narrow = (raft_wake, node_wake)
+        event.narrow = self.leader_wakes = (raft_wake, node_wake)
         self._rearm(self, node_wake)
         return True
 
@@ -425,6 +456,8 @@ class _Model(FollowerLoops):
                 raise NotModelled(f"node {n} fetches past the leader's log end")
             if n in self.voter_ids:
                 self._update_replica(n, offset, at)
+            else:
+                self._observed(n, offset, at)
             if offset >= self.end:
                 deadline = at + self.cfg.fetch_max_wait_ms
                 self.parked.append(Parked(n, offset, deadline))
@@ -491,5 +524,6 @@ class _Model(FollowerLoops):
             # a broker's fetch or heartbeat, or a voter's fetch: only the leader's record of
             # the sender moved (for a voter: its end offset, fetch times, check-quorum)
             event.narrow = (raft_wake, node_wake)
+        self.leader_wakes = (raft_wake, node_wake)
         self._rearm(self, node_wake)
         return True

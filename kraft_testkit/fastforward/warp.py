@@ -33,6 +33,7 @@ from collections import deque
 from typing import Any
 
 from kraft_testkit.broker.channel import CONTROLLER_CHANNEL, channel_of
+from kraft_testkit.fastforward.broker_fetches import BrokerFetches
 from kraft_testkit.fastforward.broker_runs import AnswerRun, SharedRun
 from kraft_testkit.fastforward.bulk import InexactFastForward
 from kraft_testkit.fastforward.observer_loop import NotModelled
@@ -125,24 +126,34 @@ class QuorumWarp:
                          f"{len(pred.events)} events to {pred.horizon_ms - 1} ms "
                          f"({pred.why_stopped})")
         procs = {n: sim.process(n) for n in c.roles}
+        voter_ids = set(procs[leader].machine.raft.voters)
+        leader_raft = procs[leader].machine.raft
+        hooks = net._hooks  # noqa: SLF001 - on_deliver hooks see every computed delivery too
+        # the brokers' fetches at the leader set from the model, not replayed (with hooks,
+        # every message is built and handed to them instead)
+        fetches = BrokerFetches(leader_raft, set(pred.loops) - voter_ids, pred.flights) \
+            if self.bulk and not hooks else None
         # what each node will be handed, in order: messages the peer sent, FIFO per link
         queues: dict[tuple, deque] = {}
         for key, (msg, entry) in pred.flights.items():
             Scheduler.cancel(entry)
-            queues[key] = deque([msg])
+            if fetches is None or not fetches.owns(key):
+                queues[key] = deque([msg])
         # each node's timer as the process holds it: (instant, node ms) or None
         armed: dict[int, tuple[int, int] | None] = {
             n: (p._timer[0], p._timer_node_ms) if p._timer is not None and
             p._timer[3] is not None else None for n, p in procs.items()}
         changed = set()
         sent = delivered = voters_alone = 0
-        voter_ids = set(procs[leader].machine.raft.voters)
         runs: dict[int, AnswerRun] = {}  # brokers' answers held back, applied as runs
-        leader_raft = procs[leader].machine.raft
         shared = SharedRun(leader_raft.log)
+        leader_at = None  # the leader's last event
 
         def flush(node: int) -> None:
-            last = runs.pop(node).apply(shared)
+            run = runs.pop(node)
+            last = run.apply(shared)
+            if fetches is not None and node in fetches.brokers:
+                fetches.last[node] = run.request()
             machine = procs[node].machine
             wake = min(machine._raft_wake, machine._logic_wake)  # noqa: SLF001
             if wake != machine._wake:  # noqa: SLF001
@@ -154,13 +165,39 @@ class QuorumWarp:
                 else:
                     armed[node] = (now_armed[0], wake)
 
-        hooks = net._hooks  # noqa: SLF001 - on_deliver hooks see every computed delivery too
+        brokers = fetches.brokers if fetches is not None else ()
         for ev in pred.events:
             node = ev.node
             proc = procs[node]
             machine = proc.machine
             at = ev.at_ms
-            if ev.defer is not None and self.bulk:
+            kind = ev.kind
+            if kind == "fetch" and ev.peer in brokers:  # no leader handler runs for it
+                delivered += 1
+                fetches.delivered(ev.peer, leader)
+                leader_at = at
+                if ev.narrow is not None:
+                    continue  # the model sets what it moved (the record, the wake-ups)
+                sched.now_ms = at  # the leader's other business in the same event
+                machine._clock(at)  # noqa: SLF001
+                effects = machine._finish(machine.raft.poll(at), at)  # noqa: SLF001
+            elif kind == "answer" and node in brokers:
+                delivered += 1
+                msg = fetches.delivered(leader, node)
+                if ev.defer is None:  # its logic acts: the answer the leader sent, handed over
+                    if node in runs:
+                        flush(node)
+                    sched.now_ms = at
+                    effects = machine.on_message(
+                        leader, msg or fetches.answer(node, *ev.carried), at)
+                else:
+                    run = runs.get(node)
+                    if run is None:
+                        run = runs[node] = AnswerRun(proc, leader)
+                    run.add(at, ev.defer[0], ev.defer[1], leader_raft.epoch, build=False)
+                    sent += 1
+                    continue
+            elif ev.defer is not None and self.bulk:
                 queue = queues.get((leader, node, None))
                 if not queue:
                     raise InexactWarp(f"at {at} ms: the model delivers an answer to {node}, "
@@ -178,28 +215,46 @@ class QuorumWarp:
                 queues.setdefault((node, leader, None), deque()).append(request)
                 sent += 1
                 continue
-            if node in runs:
-                flush(node)
-            sched.now_ms = at
-            if ev.kind == "timer":
-                armed[node] = None
-                changed.add(node)
-                effects = machine.on_timer(at)
-            else:
-                src = ev.peer
-                queue = queues.get((src, node, _CHANNELS[ev.kind]))
-                if not queue:
-                    raise InexactWarp(f"at {at} ms: the model delivers a {ev.kind} to {node} "
-                                      f"from {src}, but nothing was sent")
-                delivered += 1
-                msg = queue.popleft()
-                for hook in hooks:
-                    hook(src, node, msg)
-                if ev.narrow is not None:  # a fetch or heartbeat at the leader, alone
-                    effects = self._leader_alone(machine, ev, msg)
-                    voters_alone += src in voter_ids
+            elif node in runs and kind != "answer" and machine.logic is not None and \
+                    fetches is not None:  # a heartbeat: the held answers stay held
+                sched.now_ms = at
+                msg = None
+                if kind == "timer":
+                    armed[node] = None
+                    changed.add(node)
                 else:
-                    effects = machine.on_message(src, msg, at)
+                    queue = queues.get((leader, node, CONTROLLER_CHANNEL))
+                    if not queue:
+                        raise InexactWarp(f"at {at} ms: the model delivers a {kind} to {node}, "
+                                          "but nothing was sent")
+                    delivered += 1
+                    msg = queue.popleft()
+                effects = runs[node].logic_event(at, leader, msg)
+            else:
+                if node in runs:
+                    flush(node)
+                sched.now_ms = at
+                if node == leader:
+                    leader_at = at
+                if kind == "timer":
+                    armed[node] = None
+                    changed.add(node)
+                    effects = machine.on_timer(at)
+                else:
+                    src = ev.peer
+                    queue = queues.get((src, node, _CHANNELS[kind]))
+                    if not queue:
+                        raise InexactWarp(f"at {at} ms: the model delivers a {kind} to {node} "
+                                          f"from {src}, but nothing was sent")
+                    delivered += 1
+                    msg = queue.popleft()
+                    for hook in hooks:
+                        hook(src, node, msg)
+                    if ev.narrow is not None:  # a fetch or heartbeat at the leader, alone
+                        effects = self._leader_alone(machine, ev, msg)
+                        voters_alone += src in voter_ids
+                    else:
+                        effects = machine.on_message(src, msg, at)
             if effects is None:
                 continue
             if type(effects) is not Effects:
@@ -214,8 +269,15 @@ class QuorumWarp:
                 if dst not in procs:
                     raise InexactWarp(f"at {at} ms node {node} sent {type(msg).__name__} to "
                                       f"{dst}, outside the cluster")
-                queues.setdefault((node, dst, channel_of(msg)), deque()).append(msg)
                 sent += 1
+                key = (node, dst, channel_of(msg))
+                if fetches is not None and fetches.owns(key):
+                    if node not in brokers or kind != "answer":
+                        raise InexactWarp(f"at {at} ms node {node} sent a {type(msg).__name__} "
+                                          f"to {dst} the model does not")
+                    fetches.last[node] = msg  # the broker's next fetch, in the model
+                    continue
+                queues.setdefault(key, deque()).append(msg)
             if effects.timer_ms is not None:
                 node_ms = effects.timer_ms
                 now_armed = armed[node]
@@ -236,13 +298,16 @@ class QuorumWarp:
         # the messages still in flight: the model knows when they arrive
         for at, tie, _, kind, arg in pred.in_flight:
             n = arg[0]
-            src, dst = (n, leader) if kind in ("fetch", "beat") else (leader, n)
             channel = _CHANNELS[kind]
-            queue = queues.get((src, dst, channel))
-            if not queue:
-                raise InexactWarp(f"the model has a {kind} in flight {src} -> {dst} that was "
-                                  "not sent")
-            msg = queue.popleft()
+            if n in brokers and channel is None:
+                src, dst, msg = fetches.in_flight(kind, arg)
+            else:
+                src, dst = (n, leader) if kind in ("fetch", "beat") else (leader, n)
+                queue = queues.get((src, dst, channel))
+                if not queue:
+                    raise InexactWarp(f"the model has a {kind} in flight {src} -> {dst} that "
+                                      "was not sent")
+                msg = queue.popleft()
             link = net._link(src, dst, channel)  # noqa: SLF001
             data = None if net.codec is None else net.codec.encode(msg)
             packet = Packet(src, dst, msg, data, procs[dst].incarnation, link)
@@ -261,6 +326,9 @@ class QuorumWarp:
                 link = net._link(src, dst, channel)  # noqa: SLF001
                 link.sent, link.last_at, link.last_tie = clock.sent, clock._last_at, \
                     clock._last_tie  # noqa: SLF001
+        if fetches is not None:
+            sent += fetches.answers_out  # the leader's answers to brokers, computed
+            self._finish_leader(fetches, pred, procs[leader], leader_at, armed, changed)
         net.stats["sent"] += sent
         net.stats["delivered"] += delivered
         # the timers
@@ -282,6 +350,29 @@ class QuorumWarp:
         if sim.check_invariants and sim._invariants:  # noqa: SLF001
             sim.check_now()
 
+
+    @staticmethod
+    def _finish_leader(fetches: BrokerFetches, pred: QuorumPrediction, proc: Any,
+                       last_at: int | None, armed: dict, changed: set) -> None:
+        """The leader as the brokers' fetches left it: its records of them, its parked
+        fetches, and the wake-ups they are part of (the model's, after its last event)."""
+        fetches.finish(pred)
+        if pred.leader_wakes is None or not fetches.brokers:
+            return  # without brokers, the leader's own code computed its wake-ups
+        machine = proc.machine
+        machine._clock(last_at)  # noqa: SLF001 - its last event set the listeners' clock
+        raft_wake, node_wake = pred.leader_wakes
+        machine.raft.timer_at = machine._raft_wake = raft_wake  # noqa: SLF001
+        machine._wake = node_wake  # noqa: SLF001
+        leader = machine.raft.id
+        now_armed = armed[leader]
+        if node_wake >= NEVER:
+            armed[leader] = None
+        elif now_armed is None or now_armed[0] != node_wake:
+            armed[leader] = (node_wake, node_wake)
+        else:
+            armed[leader] = (node_wake, node_wake)
+        changed.add(leader)
 
     @staticmethod
     def _leader_alone(machine: Any, ev: Any, msg: Any) -> Effects | None:

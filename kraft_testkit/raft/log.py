@@ -146,18 +146,21 @@ class RaftLog:
     def __len__(self) -> int:
         return len(self.batches)
 
-    def read(self, offset: int, max_bytes: int) -> bytes:
-        """Whole batches from ``offset`` on, at least one, about ``max_bytes`` in all."""
+    def read(self, offset: int, max_bytes: int, end_offset: int | None = None) -> bytes:
+        """Whole batches from ``offset`` on, at least one, about ``max_bytes`` in all; with
+        ``end_offset``, as the log read when it ended there (the fast-forward rebuilds an
+        answer sent before the leader's later appends)."""
         bases = self.bases
         i = bisect_right(bases, offset) - 1
         i = max(i, 0)
-        if i >= len(bases) or offset >= self.end_offset:
+        end = self.end_offset if end_offset is None else end_offset
+        if i >= len(bases) or offset >= end:
             return b""
         data = self.data
         out = [data[i]]
         size = len(data[i])
         i += 1
-        n = len(data)
+        n = len(data) if end_offset is None else bisect_left(bases, end_offset)
         while i < n and size + len(data[i]) <= max_bytes:
             out.append(data[i])
             size += len(data[i])

@@ -85,6 +85,17 @@ class Replication:
                                       snapshot_id=where)
         self._respond(src, cid, body)
 
+    def fetch_answer_as_sent(self, p: Any, end_offset: int, hw: int) -> Any:
+        """The body :meth:`_answer_fetch` built for a valid fetch ``p`` when the log ended at
+        ``end_offset`` and the high watermark was ``hw`` (the idle warp rebuilds the answers
+        it computed for brokers that are still in flight when it stops)."""
+        log = self.log
+        if p.fetch_offset < end_offset:
+            max_bytes = min(p.partition_max_bytes, self.config.fetch_max_bytes)
+            return rpc.fetch_response(E.NONE, self.epoch, self.id, hw, log.start_offset,
+                                      log.read(p.fetch_offset, max_bytes, end_offset))
+        return rpc.fetch_response(E.NONE, self.epoch, self.id, hw, log.start_offset)
+
     def _update_replica(self, replica: int, directory: Uuid, offset: int, now: int) -> None:
         lead = self._lead
         assert lead is not None

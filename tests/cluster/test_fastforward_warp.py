@@ -46,7 +46,9 @@ def _quorum_state(c: Cluster) -> dict:
                 [(p.src, p.cid, p.replica_id, p.deadline, p.partition.fetch_offset)
                  for p in lead.parked],
                 sorted((v, p.end_offset, p.last_fetch_ms, p.caught_up_ms)
-                       for v, p in lead.voters.items()))
+                       for v, p in lead.voters.items()),
+                [(b, p.end_offset, p.last_fetch_ms, p.caught_up_ms, p.directory_id)
+                 for b, p in lead.observers.items()])
     net = c.sim.network
     state["links detail"] = sorted((src, str(dst), link.sent, link.last_at, link.last_tie)
                                    for src, row in net._links.items()
