@@ -41,30 +41,34 @@ class BrokerFetches:
         lead.parked = [p for p in lead.parked if p.src not in brokers]
         #: the last fetch each broker sent in the stretch (a request envelope)
         self.last: dict[int, Any] = {}
-        #: the brokers' messages in flight at the start, until the model delivers them
-        self.start: dict[tuple[int, int], Any] = {}
-        for (src, dst, channel), (msg, _) in flights.items():
+        #: the brokers' messages in flight at the start, with their (instant, tie) of arrival
+        self.start: dict[tuple[int, int], tuple[Any, tuple[int, int]]] = {}
+        for (src, dst, channel), (msg, entry) in flights.items():
             if channel is None and (src in brokers or dst in brokers):
-                self.start[(src, dst)] = msg
-        self.answers_out = -sum(src == self.leader for src, _ in self.start)
+                self.start[(src, dst)] = (msg, (entry[0], entry[1]))
 
     def owns(self, key: tuple) -> bool:
         """Whether a (src, dst, channel) link carries a broker's fetch loop."""
         src, dst, channel = key
         return channel is None and (src in self.brokers or dst in self.brokers)
 
-    def delivered(self, src: int, dst: int) -> Any:
-        """A broker's fetch or answer arrived: the message, if it left before the stretch."""
-        msg = self.start.pop((src, dst), None)
-        if src == self.leader:
-            self.answers_out += 1
-        elif msg is not None:  # a fetch sent before the stretch: the broker's last one so far
-            self.last.setdefault(src, msg)
-        return msg
+    def sent_before(self, src: int, dst: int, at: int, tie: int) -> Any:
+        """The message arriving at (``at``, ``tie``) if it left before the stretch, else
+        None."""
+        start = self.start.get((src, dst))
+        return start[0] if start is not None and start[1] == (at, tie) else None
+
+    def answers_sent(self, pred: Any) -> int:
+        """The leader's answers to brokers sent in the stretch: those that arrived, and those
+        still in flight, less those that had left before it."""
+        at_end = sum(kind == "answer" and arg[0] in self.brokers
+                     for _, _, _, kind, arg in pred.in_flight)
+        before = sum(src == self.leader for src, _ in self.start)
+        return pred.broker_answers + at_end - before
 
     def outstanding(self, broker: int) -> tuple[int, Any]:
         """(request id, partition) of the fetch the broker has out."""
-        msg = self.last.get(broker) or self.start.get((broker, self.leader))
+        msg = self._last_fetch(broker)
         if msg is not None:
             return msg.correlation_id, rpc.fetch_partition(msg.body)
         parked = self.held.get(broker)
@@ -78,17 +82,25 @@ class BrokerFetches:
         cid, partition = self.outstanding(broker)
         return rpc.response(cid, self.raft.fetch_answer_as_sent(partition, end, hw))
 
-    def in_flight(self, kind: str, arg: tuple) -> tuple[int, int, Any]:
-        """(src, dst, message) of a broker's fetch or answer the model has in flight."""
+    def _last_fetch(self, broker: int) -> Any:
+        """The last fetch the broker sent: in the stretch, else the one in flight before."""
+        msg = self.last.get(broker)
+        if msg is None:
+            start = self.start.get((broker, self.leader))
+            msg = None if start is None else start[0]
+        return msg
+
+    def in_flight(self, kind: str, arg: tuple, at: int, tie: int) -> tuple[int, int, Any]:
+        """(src, dst, message) of a broker's fetch or answer the model has in flight, to
+        arrive at (``at``, ``tie``)."""
         broker = arg[0]
         if kind == "fetch":
-            key = (broker, self.leader)
-            msg = self.last.get(broker) or self.start.get(key)
+            msg = self._last_fetch(broker)
             if msg is None:
                 raise InexactFastForward(f"broker {broker}'s fetch in flight was never sent")
             return broker, self.leader, msg
-        self.answers_out += 1
-        msg = self.start.get((self.leader, broker)) or self.answer(broker, arg[1], arg[2])
+        msg = self.sent_before(self.leader, broker, at, tie) or \
+            self.answer(broker, arg[1], arg[2])
         return self.leader, broker, msg
 
     def finish(self, pred: Any) -> None:
@@ -103,7 +115,7 @@ class BrokerFetches:
         for node, deadline in pred.parked:
             p = voters.pop(node, None)
             if p is None:
-                msg = self.last.get(node)
+                msg = self._last_fetch(node)
                 if msg is not None:
                     p = _Parked(node, msg.correlation_id, node, rpc.fetch_partition(msg.body),
                                 deadline)

@@ -82,6 +82,17 @@ class AnswerRun:
         self.cid = (self.cid + 1) & 0x7FFFFFFF
         return rpc.request(self.cid, self.body) if build else None
 
+    def extend(self, held: list, epoch: int) -> None:
+        """The answers a compact prediction held, ``(instant, log end, high watermark)`` each
+        (the high watermark as the broker keeps it), added as :meth:`add` would."""
+        self.pairs += [(at, hw) for at, _, hw in held]
+        self.cid = (self.cid + len(held)) & 0x7FFFFFFF
+        end = held[-1][1]
+        if end > self.end or self.body is None:
+            if end > self.end:
+                self.end, self.last_epoch = end, epoch
+            self.body = None  # built once, when asked for (apply, request)
+
     def request(self) -> Any:
         """The last fetch the broker sent (after :meth:`add`)."""
         return rpc.request(self.cid, self.body)
@@ -114,6 +125,8 @@ class AnswerRun:
             done = apply_commit_run(process, self.pairs)
             if done.stopped is not None or done.applied != len(self.pairs):
                 raise InexactFastForward(f"broker {raft.id}'s answers stopped: {done.stopped}")
+        if self.body is None:
+            self.body = raft.fetch_request_body(self.end, self.last_epoch)
         last = self.pairs[-1][0]
         # the node's last event (an answer, or one its logic alone handled) set the clock
         node._clock(max(last, self.logic_at))  # noqa: SLF001

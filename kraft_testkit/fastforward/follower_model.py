@@ -47,6 +47,9 @@ class Computed:
     #: a broker's answer its logic acts on: (log end, high watermark) it carries (the warp
     #: builds the answer the leader sent from them)
     carried: tuple[int, int] | None = None
+    #: in a compact prediction, a broker's event: how many of its answers the model held
+    #: before it (``Loop.held``): they come first
+    held: int = 0
 
 
 @dataclass(slots=True)
@@ -74,6 +77,9 @@ class Loop:
     clean_at: int = NEVER  # its Raft log cleaner's next run
     beat_timeout: int = 0  # a heartbeat in flight times out this long after it left
     beat_interval: int = 0
+    #: a compact prediction's broker answers its logic does not act on, in order, as no
+    #: events but (instant, log end, high watermark) with the high watermark it leaves
+    held: list | None = None
 
 
 _KINDS = {  # message body -> (model kind, sent by the follower?)
@@ -189,7 +195,10 @@ class FollowerLoops:
             return True  # re-armed elsewhere since
         if at >= loop.raft_wake or at < loop.logic_wake or loop.logic_wake == loop.beat_deadline:
             return self._stop(at, f"node {n}'s own timer")
-        self.pred.events.append(Computed(at, tie, n, "timer"))
+        event = Computed(at, tie, n, "timer")
+        self.pred.events.append(event)
+        if loop.held is not None:
+            event.held = len(loop.held)
         loop.timer = None
         self._beat_if_due(loop, at)
         self._rearm(loop, min(loop.raft_wake, loop.logic_wake))
@@ -219,8 +228,7 @@ class FollowerLoops:
         raft_wake = loop.raft_wake
         if at >= raft_wake or at >= loop.beat_deadline:
             return self._stop(at, f"node {n}'s own timer")
-        event = Computed(at, tie, n, kind, self.leader)
-        self.pred.events.append(event)
+        held = loop.held
         if kind == "answer":
             _, new_end, new_hw = arg
             end = loop.end_offset
@@ -235,9 +243,21 @@ class FollowerLoops:
             # to be applied with the others as one run (warp.py, broker_runs.py)
             if loop.voter or (at < loop.logic_wake and not (
                     committed and loop.isr_check is not None and at >= loop.isr_check)):
-                event.defer = (new_end, new_hw)
+                if held is not None:  # compact: no event, the answer joins the held ones
+                    held.append((at, end, hw))
+                    self.broker_answers += 1
+                    self.omitted += 1
+                else:
+                    event = Computed(at, tie, n, kind, self.leader)
+                    event.defer = (new_end, new_hw)
+                    self.pred.events.append(event)
             else:
+                event = Computed(at, tie, n, kind, self.leader)
                 event.carried = (new_end, new_hw)
+                self.pred.events.append(event)
+                if held is not None:
+                    event.held = len(held)
+                    self.broker_answers += 1
             loop.high_watermark = hw
             wake = at + self.fetch_wait  # the fetch and request timeouts, the cleaner
             clean_at = loop.clean_at
@@ -247,6 +267,10 @@ class FollowerLoops:
             if committed and loop.beat_to_leader is not None:
                 self._beat_if_due(loop, at)
         else:  # a heartbeat's answer: the next one is due an interval later
+            event = Computed(at, tie, n, kind, self.leader)
+            self.pred.events.append(event)
+            if held is not None:
+                event.held = len(held)
             loop.next_beat = at + loop.beat_interval
             loop.beat_deadline = NEVER
             if loop.isr_check is not None and at >= loop.isr_check:

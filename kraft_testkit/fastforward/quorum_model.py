@@ -91,9 +91,14 @@ class QuorumPrediction:
     observers: dict[int, list] = field(default_factory=dict)
     #: the fetches parked at the leader at the end, in the leader's order: (node, deadline)
     parked: list[tuple[int, int]] = field(default_factory=list)
-    #: the leader's Raft and node wake-ups after its last event in the stretch (None: it had
-    #: no event)
-    leader_wakes: tuple[int, int] | None = None
+    #: the leader's last event in the stretch: (instant, Raft wake-up, node wake-up after it)
+    #: (None: it had no event)
+    leader_wakes: tuple[int, int, int] | None = None
+    #: the brokers' fetches that reached the leader and their answers that reached them
+    broker_fetches: int = 0
+    broker_answers: int = 0
+    #: events computed but left out of ``events`` (a compact prediction's)
+    omitted: int = 0
 
     @property
     def voters(self) -> dict[int, Loop]:
@@ -153,11 +158,24 @@ def horizon_of(cluster: Any, leader: int, until_ms: int) -> tuple[int, str]:
     return best, why
 
 
-def predict_quorum(cluster: Any, until_ms: int, *, steps: bool = True) -> QuorumPrediction:
+def predict_quorum(cluster: Any, until_ms: int, *, steps: bool = True,
+                   compact: bool = False) -> QuorumPrediction:
     """The idle cluster's metadata traffic from now up to ``until_ms`` (see the module);
-    ``steps=False`` leaves the leader's timeline out (the warp does not read it)."""
+    ``steps=False`` leaves the leader's timeline out (the warp does not read it).
+
+    ``compact=True`` (what the warp asks for) leaves out the events it sets from the model
+    instead of replaying (``broker_fetches.py``): a broker's fetch that the leader parks and
+    nothing else (its record and the leader's wake-ups are in the prediction), and a
+    broker's answer its logic does not act on (kept in order in ``Loop.held``; the broker's
+    other events say how many came before them); ``broker_fetches`` and ``broker_answers``
+    count them all."""
     model = _Model(cluster, until_ms)
     model.record_steps = steps
+    if compact:
+        model.compact = True
+        for loop in model.pred.loops.values():
+            if not loop.voter:
+                loop.held = []
     return model.run()
 
 
@@ -240,7 +258,9 @@ class _Model(FollowerLoops):
                 self.leases[b] = manager.lease_end_ms(s)
         self.lease_min = min(self.leases.values()) if self.leases else NEVER
         self.record_steps = True
-        self.leader_wakes: tuple[int, int] | None = None
+        self.leader_wakes: tuple[int, int, int] | None = None
+        self.compact = False
+        self.broker_fetches = self.broker_answers = self.omitted = 0
         self.budget_end = raft.hw + self._noop_budget()
         # the controller's other tasks (all at or past the horizon): part of its wake-up
         self.other_dues = min([ctrl.soft[k] for k in ("tokens.next_check_ms", "balance.next_ms",
@@ -306,6 +326,8 @@ class _Model(FollowerLoops):
                                 if e[3] not in ("timer", "dead"))
         pred.parked = [(p.node, p.deadline) for p in self.parked]
         pred.leader_wakes = self.leader_wakes
+        pred.broker_fetches, pred.broker_answers = self.broker_fetches, self.broker_answers
+        pred.omitted = self.omitted
         return pred
 
     def _stop(self, at: int, why: str) -> bool:
@@ -411,8 +433,13 @@ class _Model(FollowerLoops):
         if drain <= at or check <= at or parked_min <= at or \
                 at >= self.noop_last + self.interval:
             return False
-        event = Computed(at, tie, self.leader, "fetch", n)
-        self.pred.events.append(event)
+        self.broker_fetches += 1
+        event = None
+        if self.compact:
+            self.omitted += 1
+        else:
+            event = Computed(at, tie, self.leader, "fetch", n)
+            self.pred.events.append(event)
         rec = self.observers.get(n)
         if rec is None:
             raise NotModelled(f"the leader has no record of broker {n}")
@@ -430,7 +457,9 @@ class _Model(FollowerLoops):
         raft_wake = wake if wake < clean_at else clean_at
         node_wake = min(raft_wake, self.noop_last + self.interval, self.other_dues,
                         self.lease_min)
-        event.narrow = self.leader_wakes = (raft_wake, node_wake)
+        self.leader_wakes = (at, raft_wake, node_wake)
+        if event is not None:
+            event.narrow = (raft_wake, node_wake)
         self._rearm(self, node_wake)
         return True
 
@@ -458,6 +487,7 @@ class _Model(FollowerLoops):
                 self._update_replica(n, offset, at)
             else:
                 self._observed(n, offset, at)
+                self.broker_fetches += 1
             if offset >= self.end:
                 deadline = at + self.cfg.fetch_max_wait_ms
                 self.parked.append(Parked(n, offset, deadline))
@@ -524,6 +554,6 @@ class _Model(FollowerLoops):
             # a broker's fetch or heartbeat, or a voter's fetch: only the leader's record of
             # the sender moved (for a voter: its end offset, fetch times, check-quorum)
             event.narrow = (raft_wake, node_wake)
-        self.leader_wakes = (raft_wake, node_wake)
+        self.leader_wakes = (at, raft_wake, node_wake)
         self._rearm(self, node_wake)
         return True

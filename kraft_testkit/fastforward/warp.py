@@ -89,7 +89,8 @@ class QuorumWarp:
         only something periodic stopped it), or None with ``_retry_at`` set (not idle)."""
         self._retry_at = None
         try:
-            pred = predict_quorum(self.c, until_ms, steps=False)
+            pred = predict_quorum(self.c, until_ms, steps=False,
+                                  compact=self.bulk and not self.sim.network._hooks)  # noqa: SLF001
         except NotModelled as e:
             self._count(f"fallback: {_reason(e)}")
             self._retry_at = self.sched.now_ms
@@ -100,7 +101,7 @@ class QuorumWarp:
             return max(pred.horizon_ms, self.sched.next_at() or 0)
         self.materialize(pred)
         self._count("stretches")
-        self._count("events computed", len(pred.events))
+        self._count("events computed", len(pred.events) + pred.omitted)
         self._count("virtual ms warped", pred.horizon_ms - 1 - self._started)
         return None
 
@@ -133,6 +134,19 @@ class QuorumWarp:
         # every message is built and handed to them instead)
         fetches = BrokerFetches(leader_raft, set(pred.loops) - voter_ids, pred.flights) \
             if self.bulk and not hooks else None
+        taken: dict[int, int] = {}  # how many of each broker's held answers joined its run
+
+        def catch_up(node: int, upto: int) -> None:
+            """The broker's held answers before its event at index ``upto`` join its run."""
+            start = taken.get(node, 0)
+            if upto > start:
+                held = pred.loops[node].held[start:upto]
+                taken[node] = upto
+                run = runs.get(node)
+                if run is None:
+                    run = runs[node] = AnswerRun(procs[node], leader)
+                run.extend(held, leader_raft.epoch)
+
         # what each node will be handed, in order: messages the peer sent, FIFO per link
         queues: dict[tuple, deque] = {}
         for key, (msg, entry) in pred.flights.items():
@@ -147,7 +161,6 @@ class QuorumWarp:
         sent = delivered = voters_alone = 0
         runs: dict[int, AnswerRun] = {}  # brokers' answers held back, applied as runs
         shared = SharedRun(leader_raft.log)
-        leader_at = None  # the leader's last event
 
         def flush(node: int) -> None:
             run = runs.pop(node)
@@ -172,31 +185,18 @@ class QuorumWarp:
             machine = proc.machine
             at = ev.at_ms
             kind = ev.kind
-            if kind == "fetch" and ev.peer in brokers:  # no leader handler runs for it
-                delivered += 1
-                fetches.delivered(ev.peer, leader)
-                leader_at = at
-                if ev.narrow is not None:
-                    continue  # the model sets what it moved (the record, the wake-ups)
-                sched.now_ms = at  # the leader's other business in the same event
+            if kind == "fetch" and ev.peer in brokers:  # the leader's other business alone
+                sched.now_ms = at
                 machine._clock(at)  # noqa: SLF001
                 effects = machine._finish(machine.raft.poll(at), at)  # noqa: SLF001
-            elif kind == "answer" and node in brokers:
-                delivered += 1
-                msg = fetches.delivered(leader, node)
-                if ev.defer is None:  # its logic acts: the answer the leader sent, handed over
-                    if node in runs:
-                        flush(node)
-                    sched.now_ms = at
-                    effects = machine.on_message(
-                        leader, msg or fetches.answer(node, *ev.carried), at)
-                else:
-                    run = runs.get(node)
-                    if run is None:
-                        run = runs[node] = AnswerRun(proc, leader)
-                    run.add(at, ev.defer[0], ev.defer[1], leader_raft.epoch, build=False)
-                    sent += 1
-                    continue
+            elif kind == "answer" and node in brokers:  # one its logic acts on, handed over
+                catch_up(node, ev.held)
+                if node in runs:
+                    flush(node)
+                sched.now_ms = at
+                msg = fetches.sent_before(leader, node, at, ev.tie) or \
+                    fetches.answer(node, *ev.carried)
+                effects = machine.on_message(leader, msg, at)
             elif ev.defer is not None and self.bulk:
                 queue = queues.get((leader, node, None))
                 if not queue:
@@ -215,8 +215,8 @@ class QuorumWarp:
                 queues.setdefault((node, leader, None), deque()).append(request)
                 sent += 1
                 continue
-            elif node in runs and kind != "answer" and machine.logic is not None and \
-                    fetches is not None:  # a heartbeat: the held answers stay held
+            elif node in brokers and (catch_up(node, ev.held) or node in runs):
+                # a heartbeat's event: the answers held before it stay held
                 sched.now_ms = at
                 msg = None
                 if kind == "timer":
@@ -234,8 +234,6 @@ class QuorumWarp:
                 if node in runs:
                     flush(node)
                 sched.now_ms = at
-                if node == leader:
-                    leader_at = at
                 if kind == "timer":
                     armed[node] = None
                     changed.add(node)
@@ -269,14 +267,14 @@ class QuorumWarp:
                 if dst not in procs:
                     raise InexactWarp(f"at {at} ms node {node} sent {type(msg).__name__} to "
                                       f"{dst}, outside the cluster")
-                sent += 1
                 key = (node, dst, channel_of(msg))
                 if fetches is not None and fetches.owns(key):
                     if node not in brokers or kind != "answer":
                         raise InexactWarp(f"at {at} ms node {node} sent a {type(msg).__name__} "
                                           f"to {dst} the model does not")
-                    fetches.last[node] = msg  # the broker's next fetch, in the model
+                    fetches.last[node] = msg  # the broker's next fetch (the model counts it)
                     continue
+                sent += 1
                 queues.setdefault(key, deque()).append(msg)
             if effects.timer_ms is not None:
                 node_ms = effects.timer_ms
@@ -290,17 +288,19 @@ class QuorumWarp:
                 else:
                     armed[node] = (max(at, node_ms), node_ms)
                     changed.add(node)
+        for node in brokers:
+            catch_up(node, len(pred.loops[node].held))
         for node in sorted(runs):
             flush(node)
         self._count("voter fetches at the leader alone", voters_alone)
         self._count("answers applied in runs", sum(ev.defer is not None for ev in pred.events)
-                    if self.bulk else 0)
+                    + sum(len(pred.loops[b].held) for b in brokers) if self.bulk else 0)
         # the messages still in flight: the model knows when they arrive
         for at, tie, _, kind, arg in pred.in_flight:
             n = arg[0]
             channel = _CHANNELS[kind]
             if n in brokers and channel is None:
-                src, dst, msg = fetches.in_flight(kind, arg)
+                src, dst, msg = fetches.in_flight(kind, arg, at, tie)
             else:
                 src, dst = (n, leader) if kind in ("fetch", "beat") else (leader, n)
                 queue = queues.get((src, dst, channel))
@@ -326,9 +326,10 @@ class QuorumWarp:
                 link = net._link(src, dst, channel)  # noqa: SLF001
                 link.sent, link.last_at, link.last_tie = clock.sent, clock._last_at, \
                     clock._last_tie  # noqa: SLF001
-        if fetches is not None:
-            sent += fetches.answers_out  # the leader's answers to brokers, computed
-            self._finish_leader(fetches, pred, procs[leader], leader_at, armed, changed)
+        if fetches is not None:  # the brokers' fetches and answers, computed
+            delivered += pred.broker_fetches + pred.broker_answers
+            sent += pred.broker_answers + fetches.answers_sent(pred)
+            self._finish_leader(fetches, pred, procs[leader], armed, changed)
         net.stats["sent"] += sent
         net.stats["delivered"] += delivered
         # the timers
@@ -353,15 +354,15 @@ class QuorumWarp:
 
     @staticmethod
     def _finish_leader(fetches: BrokerFetches, pred: QuorumPrediction, proc: Any,
-                       last_at: int | None, armed: dict, changed: set) -> None:
+                       armed: dict, changed: set) -> None:
         """The leader as the brokers' fetches left it: its records of them, its parked
         fetches, and the wake-ups they are part of (the model's, after its last event)."""
         fetches.finish(pred)
         if pred.leader_wakes is None or not fetches.brokers:
             return  # without brokers, the leader's own code computed its wake-ups
         machine = proc.machine
+        last_at, raft_wake, node_wake = pred.leader_wakes
         machine._clock(last_at)  # noqa: SLF001 - its last event set the listeners' clock
-        raft_wake, node_wake = pred.leader_wakes
         machine.raft.timer_at = machine._raft_wake = raft_wake  # noqa: SLF001
         machine._wake = node_wake  # noqa: SLF001
         leader = machine.raft.id

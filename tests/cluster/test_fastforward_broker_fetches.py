@@ -61,9 +61,9 @@ def counted(monkeypatch) -> dict:
     seen = {"fetch": 0, "answer": 0, "handed": 0}
     in_flight, answer = broker_fetches.BrokerFetches.in_flight, broker_fetches.BrokerFetches.answer
 
-    def count_in_flight(self, kind, arg):
+    def count_in_flight(self, kind, arg, at, tie):
         seen[kind] += 1
-        return in_flight(self, kind, arg)
+        return in_flight(self, kind, arg, at, tie)
 
     def count_answer(self, broker, end, hw):
         seen["handed"] += 1
@@ -100,11 +100,11 @@ def test_an_answer_in_flight_rebuilt_wrong_is_caught(monkeypatch) -> None:
     """The answer still in flight carries a high watermark one below the leader's."""
     real = broker_fetches.BrokerFetches.in_flight
 
-    def in_flight(self, kind, arg):
+    def in_flight(self, kind, arg, at, tie):
         if kind == "answer":
             arg = (arg[0], arg[1], arg[2] - 1)
             self.start.pop((self.leader, arg[0]), None)
-        return real(self, kind, arg)
+        return real(self, kind, arg, at, tie)
 
     monkeypatch.setattr(broker_fetches.BrokerFetches, "in_flight", in_flight)
     assert _differs(1, 3)
@@ -117,7 +117,8 @@ def test_a_wrong_leader_wake_up_is_caught(monkeypatch) -> None:
     def run(self):
         pred = real(self)
         if pred.leader_wakes is not None:
-            pred.leader_wakes = (pred.leader_wakes[0], pred.leader_wakes[1] + 1)
+            at, raft_wake, node_wake = pred.leader_wakes
+            pred.leader_wakes = (at, raft_wake, node_wake + 1)
         return pred
 
     monkeypatch.setattr(quorum_model._Model, "run", run)
