@@ -21,6 +21,7 @@ from kraft_testkit.fastforward.noop_run import (
     append_fetched_noops,
     apply_commit_run,
     noop_batches_in_log,
+    tick_commits,
 )
 from kraft_testkit.raft import rpc
 from kraft_testkit.sim.node import Effects
@@ -65,6 +66,7 @@ class AnswerRun:
         self.body: Any = None
         self.last_epoch = self.raft.log.last_epoch
         self.logic_at = -1  # the broker's last event its logic alone handled (logic_event)
+        self.ticked = 0  # the answers whose commits the logic has seen (logic_event)
 
     def __bool__(self) -> bool:
         return bool(self.pairs)
@@ -107,6 +109,11 @@ class AnswerRun:
         logic = node.logic
         if self.pairs and self.pairs[-1][1] > self.raft.hw:  # what heartbeats report
             logic.metadata_offset = logic.lifecycle.metadata_offset = self.pairs[-1][1] - 1
+            # the logic ran at each commit before this event too
+            ticked = self.ticked
+            tick_commits(logic, self.pairs[ticked:],
+                         self.pairs[ticked - 1][1] if ticked else self.raft.hw)
+            self.ticked = len(self.pairs)
         node._wake = None  # noqa: SLF001 - unknown until the answers are applied
         effects = logic.on_timer(at) if msg is None else logic.on_message(src, msg, at)
         if effects.timer_ms is not None:
@@ -135,4 +142,5 @@ class AnswerRun:
         node._raft_wake = wake  # noqa: SLF001 - the poll after each answer reported it
         self.start_end = self.end
         self.pairs = []
+        self.ticked = 0
         return last

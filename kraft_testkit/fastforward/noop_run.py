@@ -37,6 +37,7 @@ import struct
 from bisect import bisect_left, bisect_right
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from crc32c import crc32c
 
@@ -387,6 +388,8 @@ def apply_commit_run(process: object, pairs: Sequence[tuple[int, int]], *,
         if stop > i and hws[stop - 1] > hw0:
             top = hws[stop - 1]
             commit_at = times[bisect_left(hws, top, i)]  # the pair that moved it there
+            if logic is not None:
+                tick_commits(logic, pairs[i:stop], hw0)
             _commit(node, hw0, top, commit_at, gen, bytes_since + (top - hw0) * size, last_ms)
         if stop >= n:
             return CommitRun(n, None, tuple(stepped))
@@ -400,6 +403,21 @@ def apply_commit_run(process: object, pairs: Sequence[tuple[int, int]], *,
         i = due + 1
         if i >= n:
             return CommitRun(n, None, tuple(stepped))
+
+
+def tick_commits(logic: Any, pairs: Sequence[tuple[int, int]], hw: int) -> None:
+    """The broker's replica manager as the commits among ``pairs`` (those that move the high
+    watermark past ``hw``) each ran its logic: its replica-fetch timer moves on at every
+    logic run that finds it due, sending nothing while the broker follows no partition (a run
+    of commits hands the logic only the last one)."""
+    replicas = logic.replicas
+    for at, top in pairs:
+        if top > hw:
+            hw = top
+            replicas.tick(at)
+    if logic._out.sends:  # noqa: SLF001
+        raise InexactFastForward(f"broker {logic.broker_id}'s replica manager sent messages "
+                                 "on a NoOp commit")
 
 
 def _commit(node: object, base: int, hw: int, at: int | None, gen: object, bytes_since: int,
@@ -484,4 +502,5 @@ def apply_noop_stretch(processes: Mapping[int, object], leader: int, submit_ms: 
 
 
 __all__ = ["CommitRun", "NoOpBatches", "append_fetched_noops", "append_leader_noops",
-           "apply_commit_run", "apply_noop_stretch", "build_noop_batches", "noop_batches_in_log", "run_log_cleaner"]
+           "apply_commit_run", "apply_noop_stretch", "build_noop_batches", "noop_batches_in_log",
+           "run_log_cleaner", "tick_commits"]

@@ -124,3 +124,20 @@ def test_a_wrong_leader_wake_up_is_caught(monkeypatch) -> None:
     monkeypatch.setattr(quorum_model._Model, "run", run)
     differs = _differs(1, 3)
     assert any(key.startswith(("wakes ", "timer ", "heap")) for key in differs), differs
+
+
+def _replicated_after_warp(fast_forward: bool) -> list:
+    c = Cluster(3, 3, seed=3, fast_forward=fast_forward)
+    c.run_for(60_000)
+    states = [_quorum_state(c)]
+    c.create_topic("r3", 3, 3)  # the brokers start fetching from each other
+    c.run_for(20_000)
+    return states + [_quorum_state(c)]
+
+
+def test_a_replicated_topic_after_a_warp_fetches_as_stepping_does() -> None:
+    """A broker's replica-fetch timer moves at every run of its logic, each commit included,
+    even while it follows no partition: a run of held answers moves it as their commits would,
+    so a topic created after the stretch starts its fetches at stepping's instants."""
+    stepped, warped = _replicated_after_warp(False), _replicated_after_warp(True)
+    assert [{k for k in a if a[k] != b[k]} for a, b in zip(stepped, warped)] == [set(), set()]

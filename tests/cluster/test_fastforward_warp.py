@@ -60,7 +60,8 @@ def _quorum_state(c: Cluster) -> dict:
             lc = node.logic.lifecycle
             state[f"broker {b}"] = (lc._next_comm_ms, lc.last_contact_ms, node._raft_wake,
                                     node._logic_wake, node._wake, node.metadata_offset,
-                                    node.logic.replicas._next_isr_check_ms)
+                                    node.logic.replicas._next_isr_check_ms,
+                                    node.logic.replicas._next_fetch_ms)
     active = c.active_controller
     if active is not None and c.broker_ids:
         from kraft_testkit.controller.cluster import SOFT_STATE_KEY
