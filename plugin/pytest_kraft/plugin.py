@@ -26,6 +26,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--kraft-storage", choices=STORAGES, default="memory",
                     help="where simulated nodes keep their logs: memory, or Kafka's on-disk "
                          "layout under a tmp dir")
+    group.addoption("--kraft-fast-forward", action="store_true",
+                    help="warp idle stretches in every cluster's run_for and kraft_clock.advance "
+                         "(Cluster(fast_forward=True): exact, byte for byte; a test's "
+                         "@pytest.mark.kraft(fast_forward=...) wins)")
     group.addoption("--kraft-trace", action="store_true",
                     help="for every failing test, print the last 40 simulator events (instead "
                          "of 12) in its 'kraft_testkit' report section, with the seed and "
@@ -47,8 +51,10 @@ def _base_seed(config: pytest.Config) -> int:
 
 
 def pytest_report_header(config: pytest.Config) -> str:
+    warp = ", idle stretches warped (--kraft-fast-forward)" \
+        if config.getoption("--kraft-fast-forward") else ""
     return (f"kraft_testkit: base seed {_base_seed(config)} (--kraft-seed), "
-            f"storage {config.getoption('--kraft-storage')}")
+            f"storage {config.getoption('--kraft-storage')}{warp}")
 
 
 @pytest.fixture
@@ -66,7 +72,7 @@ def kraft_seed(request: pytest.FixtureRequest) -> int:
 
 _CLUSTER_KEYS = {"controllers", "brokers", "seed", "storage", "configs", "racks",
                  "metadata_version", "wire", "invariants", "seed_defaults", "boot", "combined",
-                 "broker_self_fencing", "names", "features", "kraft_version"}
+                 "broker_self_fencing", "names", "features", "kraft_version", "fast_forward"}
 
 
 def _marker_kwargs(request: pytest.FixtureRequest) -> dict:
@@ -101,6 +107,8 @@ def _cluster_kwargs(request: pytest.FixtureRequest, seed: int, **defaults: objec
     kwargs.update(_marker_kwargs(request))
     kwargs["seed"] = seed
     kwargs.setdefault("storage", request.config.getoption("--kraft-storage"))
+    if request.config.getoption("--kraft-fast-forward"):
+        kwargs.setdefault("fast_forward", True)
     if kwargs["storage"] == "tmpdir":
         kwargs["data_dir"] = request.getfixturevalue("tmp_path") / "kraft"
     return kwargs
@@ -190,8 +198,9 @@ def kraft_faults(request: pytest.FixtureRequest):
 @pytest.fixture
 def kraft_cluster_factory(request: pytest.FixtureRequest, kraft_seed: int):
     """Build clusters inside a test: ``factory(**kwargs)`` takes Cluster's arguments; the seed
-    defaults to this test's ``kraft_seed``, the storage to ``--kraft-storage``, and the rest to
-    the ``kraft`` marker's arguments (a misspelled marker argument fails the test).
+    defaults to this test's ``kraft_seed``, the storage to ``--kraft-storage``, ``fast_forward``
+    to ``--kraft-fast-forward``, and the rest to the ``kraft`` marker's arguments (a misspelled
+    marker argument fails the test).
 
     With Hypothesis, draw the seed and suppress the function-scoped-fixture health check (the
     factory builds a fresh cluster per example, so sharing the fixture is safe)::
@@ -204,6 +213,7 @@ def kraft_cluster_factory(request: pytest.FixtureRequest, kraft_seed: int):
     from kraft_testkit.cluster import Cluster
 
     storage = request.config.getoption("--kraft-storage")
+    warp = request.config.getoption("--kraft-fast-forward")
     marked = _marker_kwargs(request)
     built = []
 
@@ -213,6 +223,8 @@ def kraft_cluster_factory(request: pytest.FixtureRequest, kraft_seed: int):
         kwargs = {**marked, **kwargs}
         kwargs.setdefault("seed", kraft_seed)
         kwargs.setdefault("storage", storage)
+        if warp:
+            kwargs.setdefault("fast_forward", True)
         check_cluster_arguments(Cluster.__init__, (), kwargs, where="kraft_cluster_factory")
         cluster = Cluster(**kwargs)
         built.append(cluster)

@@ -27,8 +27,12 @@ def kraft_section(item: pytest.Item) -> str | None:
     base = _base_seed(item.config)
     from_factory = "kraft_cluster_factory" in getattr(item, "fixturenames", ())
     last = clusters[-1]
+    options = f" --kraft-storage={item.config.getoption('--kraft-storage')}" \
+        if item.config.getoption("--kraft-storage") != "memory" else ""
+    if item.config.getoption("--kraft-fast-forward"):
+        options += " --kraft-fast-forward"
     lines = [f"seed {last.seed} at virtual time {last.now_ms} ms",
-             f"replay: pytest '{item.nodeid}' --kraft-seed={base}"
+             f"replay: pytest '{item.nodeid}' --kraft-seed={base}{options}"
              + ("  (clusters built by kraft_cluster_factory: pass each one's seed=...)"
                 if from_factory else "")]
     if len(clusters) > 1 or from_factory:

@@ -127,3 +127,39 @@ def test_by_default_an_isolated_broker_does_not_fence_itself(kraft_cluster, kraf
     kraft_cluster.run_for(40_000)
     state = kraft_cluster.broker_state(1)
     assert state.fenced and not state.self_fenced  # the controller decided; the broker never heard
+
+
+@pytest.mark.kraft(fast_forward=True, brokers=3)
+def test_marker_warps_idle_stretches(kraft_cluster, kraft_clock):
+    """``fast_forward`` as a marker argument: the clock's advance warps idle stretches."""
+    kraft_cluster.create_topic("orders", 3, 1)
+    kraft_clock.advance(120_000)
+    stats = kraft_cluster.fast_forward_stats
+    assert stats["stretches"] >= 1 and stats["virtual ms warped"] > 60_000
+
+
+def test_fast_forward_option_warps_every_cluster_unless_the_marker_says_no(pytester):
+    pytester.makepyfile("""
+        import pytest
+
+        def test_warped(kraft_cluster, kraft_clock, kraft_cluster_factory):
+            kraft_clock.advance(60_000)
+            assert kraft_cluster.fast_forward_stats["virtual ms warped"] > 30_000
+            other = kraft_cluster_factory(brokers=1)
+            other.run_for(60_000)
+            assert other.fast_forward_stats["virtual ms warped"] > 30_000
+
+        @pytest.mark.kraft(fast_forward=False)
+        def test_stepped(kraft_cluster, kraft_clock):
+            kraft_clock.advance(10_000)
+            assert not kraft_cluster.fast_forward_stats
+
+        def test_fails(kraft_cluster):
+            assert False
+    """)
+    result = pytester.runpytest("-p", "no:cacheprovider", "--kraft-fast-forward",
+                                "--kraft-seed=5")
+    result.assert_outcomes(passed=2, failed=1)
+    out = result.stdout.str()
+    assert "idle stretches warped (--kraft-fast-forward)" in out  # the report header
+    assert "--kraft-seed=5 --kraft-fast-forward" in out  # the failure's replay line
