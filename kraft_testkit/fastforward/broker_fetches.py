@@ -43,14 +43,16 @@ class BrokerFetches:
         self.last: dict[int, Any] = {}
         #: the brokers' messages in flight at the start, with their (instant, tie) of arrival
         self.start: dict[tuple[int, int], tuple[Any, tuple[int, int]]] = {}
-        for (src, dst, channel), (msg, entry) in flights.items():
-            if channel is None and (src in brokers or dst in brokers):
-                self.start[(src, dst)] = (msg, (entry[0], entry[1]))
+        for key, (msg, entry) in flights.items():
+            if self.owns(key):
+                self.start[key[:2]] = (msg, (entry[0], entry[1]))
 
     def owns(self, key: tuple) -> bool:
-        """Whether a (src, dst, channel) link carries a broker's fetch loop."""
+        """Whether a (src, dst, channel) link carries a broker's metadata fetch loop (to or
+        from the leader; the brokers' replica fetches between them are not ours)."""
         src, dst, channel = key
-        return channel is None and (src in self.brokers or dst in self.brokers)
+        return channel is None and (src in self.brokers and dst == self.leader or
+                                    dst in self.brokers and src == self.leader)
 
     def sent_before(self, src: int, dst: int, at: int, tie: int) -> Any:
         """The message arriving at (``at``, ``tie``) if it left before the stretch, else
