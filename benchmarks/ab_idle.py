@@ -1,6 +1,7 @@
 """A/B: the cpu cost of an idle stretch of a booted 3 + 10 cluster, two checkouts in turn.
 
-``python benchmarks/ab_idle.py A_DIR B_DIR [--minutes 2] [--rounds 3] [--wire-off]``: every
+``python benchmarks/ab_idle.py A_DIR B_DIR [--minutes 2] [--rounds 3] [--wire-off]
+[--extra '{"fast_forward": true}']``: every
 round runs A then B, each in a fresh subprocess importing ``kraft_testkit`` from its directory
 (a ``git archive`` of a commit will do), and prints cpu seconds per virtual hour (scaled from
 the stretch) and events. Alternating in one window keeps both sides under the same load.
@@ -49,6 +50,7 @@ def main() -> int:
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--wire-off", action="store_true", help="wire mode and invariants off")
+    p.add_argument("--extra", default="{}", help="JSON Cluster kwargs for both")
     p.add_argument("--b-extra", default="{}", help="JSON Cluster kwargs for B only")
     args = p.parse_args()
     ms = int(args.minutes * 60_000)
@@ -57,7 +59,9 @@ def main() -> int:
     scale = 3_600_000 / ms
     results: dict[str, list] = {"A": [], "B": []}
     for r in range(args.rounds):
-        for name, path, extra in (("A", args.a, {}), ("B", args.b, json.loads(args.b_extra))):
+        both = json.loads(args.extra)
+        for name, path, extra in (("A", args.a, both),
+                                  ("B", args.b, {**both, **json.loads(args.b_extra)})):
             got = run(path, {**base, "extra": extra})
             results[name].append(got)
             print(f"round {r + 1} {name}: {got['cpu'] * scale:7.2f} cpu-s/virtual hour, "
