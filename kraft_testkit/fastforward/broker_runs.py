@@ -121,17 +121,21 @@ class AnswerRun:
         self.logic_at = at
         return Effects([], False, effects.sends, None)
 
-    def apply(self, runs: SharedRun) -> int:
+    def apply(self, runs: SharedRun, acts: bool = False) -> tuple[int, tuple]:
         """Apply the held answers; returns the instant of the last one (the node's Raft
-        wake-up is left as its poll reported it; the caller re-arms its timer)."""
+        wake-up is left as its poll reported it; the caller re-arms its timer) and, with
+        ``acts`` (the broker's logic runs at the last one's commit: a due heartbeat or ISR
+        check), what the logic sent there."""
         process, raft = self.process, self.raft
         node = process.machine
         if self.end > self.start_end:
             append_fetched_noops(process, runs.covering(self.start_end, self.end), self.end)
+        sends: tuple = ()
         if self.pairs[-1][1] > raft.hw:  # some answer moved the high watermark
-            done = apply_commit_run(process, self.pairs)
+            done = apply_commit_run(process, self.pairs, acts=acts)
             if done.stopped is not None or done.applied != len(self.pairs):
                 raise InexactFastForward(f"broker {raft.id}'s answers stopped: {done.stopped}")
+            sends = done.sends
         if self.body is None:
             self.body = raft.fetch_request_body(self.end, self.last_epoch)
         last = self.pairs[-1][0]
@@ -143,4 +147,4 @@ class AnswerRun:
         self.start_end = self.end
         self.pairs = []
         self.ticked = 0
-        return last
+        return last, sends

@@ -306,10 +306,12 @@ class CommitRun:
     applied: int
     stopped: str | None = None
     stepped: tuple[int, ...] = ()
+    #: with ``acts``: what the broker's logic sent when it ran at the last pair's commit
+    sends: tuple = ()
 
 
 def apply_commit_run(process: object, pairs: Sequence[tuple[int, int]], *,
-                     through_snapshots: bool = False) -> CommitRun:
+                     through_snapshots: bool = False, acts: bool = False) -> CommitRun:
     """The node's high watermark moving to each ``(instant, high watermark)`` in turn over NoOp
     batches of its log, with what every listener does at each commit, as one call: the
     controller's replay (committed image provenance, committed offset and record count), the
@@ -318,7 +320,10 @@ def apply_commit_run(process: object, pairs: Sequence[tuple[int, int]], *,
 
     It stops before the pair where the snapshot generator would snapshot (or steps that pair
     through the real commit path with ``through_snapshots``) and before one at or after the
-    log cleaner's next run; :class:`CommitRun` says where and why."""
+    log cleaner's next run; :class:`CommitRun` says where and why.
+
+    ``acts``: a broker's logic may be due at the last pair (a heartbeat, an ISR check): what
+    it does there is done, and what it sends is returned (``CommitRun.sends``)."""
     node = _node(process)
     raft = node.raft  # type: ignore[attr-defined]
     qc, logic = node.controller, node.logic  # type: ignore[attr-defined]
@@ -340,7 +345,8 @@ def apply_commit_run(process: object, pairs: Sequence[tuple[int, int]], *,
         raise InexactFastForward("the controller holds a response for an offset in the run")
     if logic is not None:
         state, due = logic.state.name, logic.next_wakeup_ms()
-        if state != "RUNNING" or due <= pairs[-1][0]:
+        last_quiet = pairs[-1][0] if not acts else pairs[-2][0] if len(pairs) > 1 else -1
+        if state != "RUNNING" or due <= last_quiet:
             raise InexactFastForward(f"broker {raft.id} is {state}, its logic due at {due} ms: "
                                      "it may act in the run (step or materialize its timer "
                                      "events, such as heartbeats, first)")
@@ -365,6 +371,7 @@ def apply_commit_run(process: object, pairs: Sequence[tuple[int, int]], *,
     cleaner = bisect_left(times, raft._clean_at)  # noqa: SLF001 - the first pair at or after it
     stepped: list[int] = []
     i = 0
+    acted: list = []
     while True:
         hw0 = raft.hw
         bytes_since = gen.bytes_since if gen is not None else 0
@@ -390,9 +397,10 @@ def apply_commit_run(process: object, pairs: Sequence[tuple[int, int]], *,
             commit_at = times[bisect_left(hws, top, i)]  # the pair that moved it there
             if logic is not None:
                 tick_commits(logic, pairs[i:stop], hw0)
-            _commit(node, hw0, top, commit_at, gen, bytes_since + (top - hw0) * size, last_ms)
+            acted = _commit(node, hw0, top, commit_at, gen, bytes_since + (top - hw0) * size,
+                            last_ms, acts)
         if stop >= n:
-            return CommitRun(n, None, tuple(stepped))
+            return CommitRun(n, None, tuple(stepped), tuple(acted))
         if cleaner <= due:
             return CommitRun(cleaner, f"the log cleaner runs at {raft._clean_at} ms, at or "  # noqa: SLF001
                              f"before pair {cleaner} ({times[cleaner]} ms)", tuple(stepped))
@@ -421,14 +429,15 @@ def tick_commits(logic: Any, pairs: Sequence[tuple[int, int]], hw: int) -> None:
 
 
 def _commit(node: object, base: int, hw: int, at: int | None, gen: object, bytes_since: int,
-            last_ms: int | None) -> None:
+            last_ms: int | None, acts: bool = False) -> list:
     """Deliver ``[base, hw)``, the last commit at ``at``, as the commits between delivered it
     (NoOps only: what the listeners keep of k commits is the last one's offset and epoch,
     the record count, the generator's bytes and first instant, and the broker logic's
     reaction at the last)."""
     raft = node.raft  # type: ignore[attr-defined]
+    sends: list = []
     if hw <= base or at is None:
-        return
+        return sends
     last = raft.log.batch_at(hw - 1)
     qc, listener, logic = node.controller, node.listener, node.logic  # type: ignore[attr-defined]
     raft.hw = raft._next = hw  # noqa: SLF001
@@ -447,12 +456,15 @@ def _commit(node: object, base: int, hw: int, at: int | None, gen: object, bytes
         if logic is not None:
             effects = logic.on_metadata(listener.image, at)
             if effects.sends:
-                raise InexactFastForward(f"broker {raft.id}'s logic sent "
-                                         f"{len(effects.sends)} messages on a NoOp commit")
+                if not acts:
+                    raise InexactFastForward(f"broker {raft.id}'s logic sent "
+                                             f"{len(effects.sends)} messages on a NoOp commit")
+                sends = effects.sends
             if effects.timer_ms is not None:
                 node._logic_wake = effects.timer_ms  # type: ignore[attr-defined]  # noqa: SLF001
     if gen is not None:
         gen.bytes_since, gen.last_ms = bytes_since, last_ms
+    return sends
 
 
 def _commit_stepped(process: object, node: object, at: int, hw: int) -> None:

@@ -162,9 +162,11 @@ class QuorumWarp:
         runs: dict[int, AnswerRun] = {}  # brokers' answers held back, applied as runs
         shared = SharedRun(leader_raft.log)
 
-        def flush(node: int) -> None:
+        def flush(node: int, acts: bool = False) -> tuple:
+            """Apply the broker's held answers (``acts``: its logic acts at the last one);
+            returns what its logic sent there."""
             run = runs.pop(node)
-            last = run.apply(shared)
+            last, sends = run.apply(shared, acts)
             if fetches is not None and node in fetches.brokers:
                 fetches.last[node] = run.request()
             machine = procs[node].machine
@@ -177,6 +179,7 @@ class QuorumWarp:
                     changed.add(node)
                 else:
                     armed[node] = (now_armed[0], wake)
+            return sends
 
         brokers = fetches.brokers if fetches is not None else ()
         for ev in pred.events:
@@ -189,14 +192,15 @@ class QuorumWarp:
                 sched.now_ms = at
                 machine._clock(at)  # noqa: SLF001
                 effects = machine._finish(machine.raft.poll(at), at)  # noqa: SLF001
-            elif kind == "answer" and node in brokers:  # one its logic acts on, handed over
-                catch_up(node, ev.held)
-                if node in runs:
-                    flush(node)
+            elif kind == "answer" and node in brokers:  # one its logic acts on: the run
+                catch_up(node, ev.held)             # applied with the logic's reaction
+                run = runs.get(node)
+                if run is None:
+                    run = runs[node] = AnswerRun(proc, leader)
+                run.add(at, ev.carried[0], ev.carried[1], leader_raft.epoch, build=False)
                 sched.now_ms = at
-                msg = fetches.sent_before(leader, node, at, ev.tie) or \
-                    fetches.answer(node, *ev.carried)
-                effects = machine.on_message(leader, msg, at)
+                sends = flush(node, acts=True)
+                effects = Effects([], False, list(sends), None) if sends else None
             elif ev.defer is not None and self.bulk:
                 queue = queues.get((leader, node, None))
                 if not queue:
