@@ -245,7 +245,7 @@ class FollowerLoops:
                     committed and loop.isr_check is not None and at >= loop.isr_check)):
                 if held is not None:  # compact: no event, the answer joins the held ones
                     held.append((at, end, hw))
-                    self.broker_answers += 1
+                    self.follower_answers += 1
                     self.omitted += 1
                 else:
                     event = Computed(at, tie, n, kind, self.leader)
@@ -257,7 +257,7 @@ class FollowerLoops:
                 self.pred.events.append(event)
                 if held is not None:
                     event.held = len(held)
-                    self.broker_answers += 1
+                    self.follower_answers += 1
             loop.high_watermark = hw
             wake = at + self.fetch_wait  # the fetch and request timeouts, the cleaner
             clean_at = loop.clean_at

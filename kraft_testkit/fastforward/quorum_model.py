@@ -94,11 +94,21 @@ class QuorumPrediction:
     #: the leader's last event in the stretch: (instant, Raft wake-up, node wake-up after it)
     #: (None: it had no event)
     leader_wakes: tuple[int, int, int] | None = None
-    #: the brokers' fetches that reached the leader and their answers that reached them
-    broker_fetches: int = 0
-    broker_answers: int = 0
+    #: the followers' fetches that reached the leader and their answers that reached them
+    follower_fetches: int = 0
+    follower_answers: int = 0
     #: events computed but left out of ``events`` (a compact prediction's)
     omitted: int = 0
+    #: a compact prediction's leader, for the warp to set instead of replay: the high
+    #: watermark's moves (instant, new high watermark), the heartbeat answers' commit
+    #: latencies in the order the controller sends them, the heartbeats still waiting for
+    #: their commit (broker, offset, arrival), each broker's last heartbeat arrival, and the
+    #: check-quorum deadline
+    commits: list[tuple[int, int]] = field(default_factory=list)
+    latencies: list[int] = field(default_factory=list)
+    waiting: list[tuple[int, int, int]] = field(default_factory=list)
+    beats: dict[int, int] = field(default_factory=dict)
+    check_deadline: int = 0
 
     @property
     def voters(self) -> dict[int, Loop]:
@@ -164,18 +174,17 @@ def predict_quorum(cluster: Any, until_ms: int, *, steps: bool = True,
     ``steps=False`` leaves the leader's timeline out (the warp does not read it).
 
     ``compact=True`` (what the warp asks for) leaves out the events it sets from the model
-    instead of replaying (``broker_fetches.py``): a broker's fetch that the leader parks and
+    instead of replaying (``follower_fetches.py``): a broker's fetch that the leader parks and
     nothing else (its record and the leader's wake-ups are in the prediction), and a
     broker's answer its logic does not act on (kept in order in ``Loop.held``; the broker's
-    other events say how many came before them); ``broker_fetches`` and ``broker_answers``
+    other events say how many came before them); ``follower_fetches`` and ``follower_answers``
     count them all."""
     model = _Model(cluster, until_ms)
     model.record_steps = steps
     if compact:
         model.compact = True
         for loop in model.pred.loops.values():
-            if not loop.voter:
-                loop.held = []
+            loop.held = []
     return model.run()
 
 
@@ -231,7 +240,8 @@ class _Model(FollowerLoops):
         self.check_deadline, self.fetched = lead.check_deadline, set(lead.fetched)
         self.parked = []
         self.observers = {b: [p.last_fetch_ms, p.end_offset, p.caught_up_ms]
-                          for b, p in lead.observers.items()}
+                          for b, p in (*lead.observers.items(), *lead.voters.items())
+                          if b != leader}
         for p in lead.parked:
             if p.replica_id not in followers or p.src != p.replica_id:
                 raise NotModelled(f"a fetch from {p.src} is parked at the leader")
@@ -240,11 +250,12 @@ class _Model(FollowerLoops):
         # due or the parked fetches are woken
         self.parked_min = min((p.deadline for p in self.parked), default=NEVER)
         self.written = ctrl.written_offset
-        self.waiting: list[tuple[int, int]] = []  # (broker, offset): heartbeats to answer
+        # (broker, offset, arrival): heartbeats to answer once ``offset`` commits
+        self.waiting: list[tuple[int, int, int]] = []
         for w in ctrl._waiting:  # noqa: SLF001
             if w.dest not in followers or w.on_commit is not None:
                 raise NotModelled("the controller waits to answer something else")
-            self.waiting.append((w.dest, w.offset))
+            self.waiting.append((w.dest, w.offset, w.appended_ms))
         manager = ctrl.soft.get(SOFT_STATE_KEY)
         self.leases: dict[int, int] = {}  # broker -> first instant its lease has run out
         if manager is not None:
@@ -260,7 +271,7 @@ class _Model(FollowerLoops):
         self.record_steps = True
         self.leader_wakes: tuple[int, int, int] | None = None
         self.compact = False
-        self.broker_fetches = self.broker_answers = self.omitted = 0
+        self.follower_fetches = self.follower_answers = self.omitted = 0
         self.budget_end = raft.hw + self._noop_budget()
         # the controller's other tasks (all at or past the horizon): part of its wake-up
         self.other_dues = min([ctrl.soft[k] for k in ("tokens.next_check_ms", "balance.next_ms",
@@ -326,8 +337,9 @@ class _Model(FollowerLoops):
                                 if e[3] not in ("timer", "dead"))
         pred.parked = [(p.node, p.deadline) for p in self.parked]
         pred.leader_wakes = self.leader_wakes
-        pred.broker_fetches, pred.broker_answers = self.broker_fetches, self.broker_answers
+        pred.follower_fetches, pred.follower_answers = self.follower_fetches, self.follower_answers
         pred.omitted = self.omitted
+        pred.waiting, pred.check_deadline = self.waiting, self.check_deadline
         return pred
 
     def _stop(self, at: int, why: str) -> bool:
@@ -360,19 +372,21 @@ class _Model(FollowerLoops):
             return  # an observer's progress is recorded, it moves nothing here
         moved = self.progress[n] != offset
         self.progress[n] = offset
+        self._observed(n, offset, at)
         # check-quorum: with three voters (the model refuses others) one follower's fetch and
         # the leader make the majority, so every voter fetch renews the deadline
         self.fetched.clear()
         self.check_deadline = at + self.cfg.fetch_timeout_ms * 3 // 2
         if moved:
-            self._move_hw()
+            self._move_hw(at)
 
-    def _move_hw(self) -> None:
+    def _move_hw(self, at: int) -> None:
         # three voters: the leader's own log end is the highest, the majority's the next
         new_hw = max(self.progress.values())
         if new_hw > self.lead.epoch_start and new_hw > self.hw:
             self.hw = new_hw
             self.wake_parked = True
+            self.pred.commits.append((at, new_hw))
 
     def _observed(self, n: int, offset: int, at: int) -> None:
         """The leader's record of broker ``n`` (``_update_replica`` for an observer)."""
@@ -390,7 +404,7 @@ class _Model(FollowerLoops):
             self.end += 1
             self.pred.drains.append(at)
             self.wake_parked = True
-            self._move_hw()
+            self._move_hw(at)
         parked = self.parked
         if parked:
             wake_all, self.wake_parked = self.wake_parked, False
@@ -433,7 +447,7 @@ class _Model(FollowerLoops):
         if drain <= at or check <= at or parked_min <= at or \
                 at >= self.noop_last + self.interval:
             return False
-        self.broker_fetches += 1
+        self.follower_fetches += 1
         event = None
         if self.compact:
             self.omitted += 1
@@ -487,7 +501,7 @@ class _Model(FollowerLoops):
                 self._update_replica(n, offset, at)
             else:
                 self._observed(n, offset, at)
-                self.broker_fetches += 1
+            self.follower_fetches += 1
             if offset >= self.end:
                 deadline = at + self.cfg.fetch_max_wait_ms
                 self.parked.append(Parked(n, offset, deadline))
@@ -499,10 +513,12 @@ class _Model(FollowerLoops):
             n = arg[0]
             self.leases[n] = lease_end(at, self.session_ms)
             self.lease_min = min(self.leases.values())
+            self.pred.beats[n] = at
             if self.written <= self.hw - 1:
                 sends.append(("beat_answer", n))
+                self.pred.latencies.append(0)
             else:
-                self.waiting.append((n, self.written))
+                self.waiting.append((n, self.written, at))
         poll = self._poll
         if kind != "beat":
             wake = poll(at)
@@ -519,11 +535,13 @@ class _Model(FollowerLoops):
             wake = poll(at)
         if self.waiting:  # heartbeats answered once what was written before them commits
             still = []
-            for n, offset in self.waiting:
-                if offset <= self.hw - 1:
-                    sends.append(("beat_answer", n))
+            latencies = self.pred.latencies
+            for w in self.waiting:
+                if w[1] <= self.hw - 1:
+                    sends.append(("beat_answer", w[0]))
+                    latencies.append(at - w[2])
                 else:
-                    still.append((n, offset))
+                    still.append(w)
             self.waiting = still
         end, hw = self.end, self.hw
         if end > self.budget_end:

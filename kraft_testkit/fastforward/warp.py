@@ -33,7 +33,6 @@ from collections import deque
 from typing import Any
 
 from kraft_testkit.broker.channel import CONTROLLER_CHANNEL, channel_of
-from kraft_testkit.fastforward.broker_fetches import BrokerFetches
 from kraft_testkit.fastforward.broker_runs import AnswerRun, SharedRun
 from kraft_testkit.fastforward.bulk import InexactFastForward
 from kraft_testkit.fastforward.observer_loop import NotModelled
@@ -89,8 +88,8 @@ class QuorumWarp:
         only something periodic stopped it), or None with ``_retry_at`` set (not idle)."""
         self._retry_at = None
         try:
-            pred = predict_quorum(self.c, until_ms, steps=False,
-                                  compact=self.bulk and not self.sim.network._hooks)  # noqa: SLF001
+            compact = self.bulk and not self.sim.network._hooks  # noqa: SLF001
+            pred = predict_quorum(self.c, until_ms, steps=False, compact=compact)
         except NotModelled as e:
             self._count(f"fallback: {_reason(e)}")
             self._retry_at = self.sched.now_ms
@@ -99,7 +98,11 @@ class QuorumWarp:
             self._count(f"fallback: horizon ({_reason(pred.why_stopped)})")
             # step through what is due at the horizon (the cleaner, a snapshot, a task)
             return max(pred.horizon_ms, self.sched.next_at() or 0)
-        self.materialize(pred)
+        if compact:
+            from kraft_testkit.fastforward.compact import materialize_compact
+            materialize_compact(self, pred)
+        else:
+            self.materialize(pred)
         self._count("stretches")
         self._count("events computed", len(pred.events) + pred.omitted)
         self._count("virtual ms warped", pred.horizon_ms - 1 - self._started)
@@ -127,48 +130,24 @@ class QuorumWarp:
                          f"{len(pred.events)} events to {pred.horizon_ms - 1} ms "
                          f"({pred.why_stopped})")
         procs = {n: sim.process(n) for n in c.roles}
-        voter_ids = set(procs[leader].machine.raft.voters)
-        leader_raft = procs[leader].machine.raft
-        hooks = net._hooks  # noqa: SLF001 - on_deliver hooks see every computed delivery too
-        # the brokers' fetches at the leader set from the model, not replayed (with hooks,
-        # every message is built and handed to them instead)
-        fetches = BrokerFetches(leader_raft, set(pred.loops) - voter_ids, pred.flights) \
-            if self.bulk and not hooks else None
-        taken: dict[int, int] = {}  # how many of each broker's held answers joined its run
-
-        def catch_up(node: int, upto: int) -> None:
-            """The broker's held answers before its event at index ``upto`` join its run."""
-            start = taken.get(node, 0)
-            if upto > start:
-                held = pred.loops[node].held[start:upto]
-                taken[node] = upto
-                run = runs.get(node)
-                if run is None:
-                    run = runs[node] = AnswerRun(procs[node], leader)
-                run.extend(held, leader_raft.epoch)
-
         # what each node will be handed, in order: messages the peer sent, FIFO per link
         queues: dict[tuple, deque] = {}
         for key, (msg, entry) in pred.flights.items():
             Scheduler.cancel(entry)
-            if fetches is None or not fetches.owns(key):
-                queues[key] = deque([msg])
+            queues[key] = deque([msg])
         # each node's timer as the process holds it: (instant, node ms) or None
         armed: dict[int, tuple[int, int] | None] = {
             n: (p._timer[0], p._timer_node_ms) if p._timer is not None and
             p._timer[3] is not None else None for n, p in procs.items()}
         changed = set()
         sent = delivered = voters_alone = 0
+        voter_ids = set(procs[leader].machine.raft.voters)
         runs: dict[int, AnswerRun] = {}  # brokers' answers held back, applied as runs
+        leader_raft = procs[leader].machine.raft
         shared = SharedRun(leader_raft.log)
 
-        def flush(node: int, acts: bool = False) -> tuple:
-            """Apply the broker's held answers (``acts``: its logic acts at the last one);
-            returns what its logic sent there."""
-            run = runs.pop(node)
-            last, sends = run.apply(shared, acts)
-            if fetches is not None and node in fetches.brokers:
-                fetches.last[node] = run.request()
+        def flush(node: int) -> None:
+            last, _ = runs.pop(node).apply(shared)
             machine = procs[node].machine
             wake = min(machine._raft_wake, machine._logic_wake)  # noqa: SLF001
             if wake != machine._wake:  # noqa: SLF001
@@ -179,29 +158,14 @@ class QuorumWarp:
                     changed.add(node)
                 else:
                     armed[node] = (now_armed[0], wake)
-            return sends
 
-        brokers = fetches.brokers if fetches is not None else ()
+        hooks = net._hooks  # noqa: SLF001 - on_deliver hooks see every computed delivery too
         for ev in pred.events:
             node = ev.node
             proc = procs[node]
             machine = proc.machine
             at = ev.at_ms
-            kind = ev.kind
-            if kind == "fetch" and ev.peer in brokers:  # the leader's other business alone
-                sched.now_ms = at
-                machine._clock(at)  # noqa: SLF001
-                effects = machine._finish(machine.raft.poll(at), at)  # noqa: SLF001
-            elif kind == "answer" and node in brokers:  # one its logic acts on: the run
-                catch_up(node, ev.held)             # applied with the logic's reaction
-                run = runs.get(node)
-                if run is None:
-                    run = runs[node] = AnswerRun(proc, leader)
-                run.add(at, ev.carried[0], ev.carried[1], leader_raft.epoch, build=False)
-                sched.now_ms = at
-                sends = flush(node, acts=True)
-                effects = Effects([], False, list(sends), None) if sends else None
-            elif ev.defer is not None and self.bulk:
+            if ev.defer is not None and self.bulk:
                 queue = queues.get((leader, node, None))
                 if not queue:
                     raise InexactWarp(f"at {at} ms: the model delivers an answer to {node}, "
@@ -219,44 +183,28 @@ class QuorumWarp:
                 queues.setdefault((node, leader, None), deque()).append(request)
                 sent += 1
                 continue
-            elif node in brokers and (catch_up(node, ev.held) or node in runs):
-                # a heartbeat's event: the answers held before it stay held
-                sched.now_ms = at
-                msg = None
-                if kind == "timer":
-                    armed[node] = None
-                    changed.add(node)
-                else:
-                    queue = queues.get((leader, node, CONTROLLER_CHANNEL))
-                    if not queue:
-                        raise InexactWarp(f"at {at} ms: the model delivers a {kind} to {node}, "
-                                          "but nothing was sent")
-                    delivered += 1
-                    msg = queue.popleft()
-                effects = runs[node].logic_event(at, leader, msg)
+            if node in runs:
+                flush(node)
+            sched.now_ms = at
+            if ev.kind == "timer":
+                armed[node] = None
+                changed.add(node)
+                effects = machine.on_timer(at)
             else:
-                if node in runs:
-                    flush(node)
-                sched.now_ms = at
-                if kind == "timer":
-                    armed[node] = None
-                    changed.add(node)
-                    effects = machine.on_timer(at)
+                src = ev.peer
+                queue = queues.get((src, node, _CHANNELS[ev.kind]))
+                if not queue:
+                    raise InexactWarp(f"at {at} ms: the model delivers a {ev.kind} to {node} "
+                                      f"from {src}, but nothing was sent")
+                delivered += 1
+                msg = queue.popleft()
+                for hook in hooks:
+                    hook(src, node, msg)
+                if ev.narrow is not None:  # a fetch or heartbeat at the leader, alone
+                    effects = self._leader_alone(machine, ev, msg)
+                    voters_alone += src in voter_ids
                 else:
-                    src = ev.peer
-                    queue = queues.get((src, node, _CHANNELS[kind]))
-                    if not queue:
-                        raise InexactWarp(f"at {at} ms: the model delivers a {kind} to {node} "
-                                          f"from {src}, but nothing was sent")
-                    delivered += 1
-                    msg = queue.popleft()
-                    for hook in hooks:
-                        hook(src, node, msg)
-                    if ev.narrow is not None:  # a fetch or heartbeat at the leader, alone
-                        effects = self._leader_alone(machine, ev, msg)
-                        voters_alone += src in voter_ids
-                    else:
-                        effects = machine.on_message(src, msg, at)
+                    effects = machine.on_message(src, msg, at)
             if effects is None:
                 continue
             if type(effects) is not Effects:
@@ -271,15 +219,8 @@ class QuorumWarp:
                 if dst not in procs:
                     raise InexactWarp(f"at {at} ms node {node} sent {type(msg).__name__} to "
                                       f"{dst}, outside the cluster")
-                key = (node, dst, channel_of(msg))
-                if fetches is not None and fetches.owns(key):
-                    if node not in brokers or kind != "answer":
-                        raise InexactWarp(f"at {at} ms node {node} sent a {type(msg).__name__} "
-                                          f"to {dst} the model does not")
-                    fetches.last[node] = msg  # the broker's next fetch (the model counts it)
-                    continue
+                queues.setdefault((node, dst, channel_of(msg)), deque()).append(msg)
                 sent += 1
-                queues.setdefault(key, deque()).append(msg)
             if effects.timer_ms is not None:
                 node_ms = effects.timer_ms
                 now_armed = armed[node]
@@ -292,26 +233,21 @@ class QuorumWarp:
                 else:
                     armed[node] = (max(at, node_ms), node_ms)
                     changed.add(node)
-        for node in brokers:
-            catch_up(node, len(pred.loops[node].held))
         for node in sorted(runs):
             flush(node)
         self._count("voter fetches at the leader alone", voters_alone)
         self._count("answers applied in runs", sum(ev.defer is not None for ev in pred.events)
-                    + sum(len(pred.loops[b].held) for b in brokers) if self.bulk else 0)
+                    if self.bulk else 0)
         # the messages still in flight: the model knows when they arrive
         for at, tie, _, kind, arg in pred.in_flight:
             n = arg[0]
+            src, dst = (n, leader) if kind in ("fetch", "beat") else (leader, n)
             channel = _CHANNELS[kind]
-            if n in brokers and channel is None:
-                src, dst, msg = fetches.in_flight(kind, arg, at, tie)
-            else:
-                src, dst = (n, leader) if kind in ("fetch", "beat") else (leader, n)
-                queue = queues.get((src, dst, channel))
-                if not queue:
-                    raise InexactWarp(f"the model has a {kind} in flight {src} -> {dst} that "
-                                      "was not sent")
-                msg = queue.popleft()
+            queue = queues.get((src, dst, channel))
+            if not queue:
+                raise InexactWarp(f"the model has a {kind} in flight {src} -> {dst} that was "
+                                  "not sent")
+            msg = queue.popleft()
             link = net._link(src, dst, channel)  # noqa: SLF001
             data = None if net.codec is None else net.codec.encode(msg)
             packet = Packet(src, dst, msg, data, procs[dst].incarnation, link)
@@ -319,65 +255,11 @@ class QuorumWarp:
         left = {k: len(q) for k, q in queues.items() if q}
         if left:
             raise InexactWarp(f"sent in the stretch but not in the model: {left}")
-        # the links where the model's draws left them
-        for n, loop in pred.loops.items():
-            for src, dst, channel, clock in (
-                    (n, leader, None, loop.to_leader), (leader, n, None, loop.to_node),
-                    (n, leader, CONTROLLER_CHANNEL, loop.beat_to_leader),
-                    (leader, n, CONTROLLER_CHANNEL, loop.beat_to_node)):
-                if clock is None:
-                    continue
-                link = net._link(src, dst, channel)  # noqa: SLF001
-                link.sent, link.last_at, link.last_tie = clock.sent, clock._last_at, \
-                    clock._last_tie  # noqa: SLF001
-        if fetches is not None:  # the brokers' fetches and answers, computed
-            delivered += pred.broker_fetches + pred.broker_answers
-            sent += pred.broker_answers + fetches.answers_sent(pred)
-            self._finish_leader(fetches, pred, procs[leader], armed, changed)
+        set_links(net, pred)
         net.stats["sent"] += sent
         net.stats["delivered"] += delivered
-        # the timers
-        for n in sorted(changed | {n for n, a in armed.items() if a is not None and
-                                   (procs[n]._timer is None or procs[n]._timer[3] is None)}):
-            proc = procs[n]
-            if proc._timer is not None:
-                Scheduler.cancel(proc._timer)
-            if armed[n] is None:
-                proc._timer = proc._timer_node_ms = None
-                continue
-            at, node_ms = armed[n]
-            if at < pred.horizon_ms:
-                raise InexactWarp(f"node {n}'s timer at {at} ms falls inside the stretch, "
-                                  "where the model has no event for it")
-            proc._timer = sched.call_at(at, proc._timer_cb, None, tie_at(proc._timer_ties, at))
-            proc._timer_node_ms = node_ms
-        sim._touched.update(procs)  # noqa: SLF001
-        if sim.check_invariants and sim._invariants:  # noqa: SLF001
-            sim.check_now()
+        set_timers(sim, procs, armed, changed, pred.horizon_ms)
 
-
-    @staticmethod
-    def _finish_leader(fetches: BrokerFetches, pred: QuorumPrediction, proc: Any,
-                       armed: dict, changed: set) -> None:
-        """The leader as the brokers' fetches left it: its records of them, its parked
-        fetches, and the wake-ups they are part of (the model's, after its last event)."""
-        fetches.finish(pred)
-        if pred.leader_wakes is None or not fetches.brokers:
-            return  # without brokers, the leader's own code computed its wake-ups
-        machine = proc.machine
-        last_at, raft_wake, node_wake = pred.leader_wakes
-        machine._clock(last_at)  # noqa: SLF001 - its last event set the listeners' clock
-        machine.raft.timer_at = machine._raft_wake = raft_wake  # noqa: SLF001
-        machine._wake = node_wake  # noqa: SLF001
-        leader = machine.raft.id
-        now_armed = armed[leader]
-        if node_wake >= NEVER:
-            armed[leader] = None
-        elif now_armed is None or now_armed[0] != node_wake:
-            armed[leader] = (node_wake, node_wake)
-        else:
-            armed[leader] = (node_wake, node_wake)
-        changed.add(leader)
 
     @staticmethod
     def _leader_alone(machine: Any, ev: Any, msg: Any) -> Effects | None:
@@ -405,6 +287,45 @@ class QuorumWarp:
         if not sends and timer is None:
             return None
         return Effects([], False, sends, timer)
+
+
+def set_links(net: Any, pred: QuorumPrediction) -> None:
+    """Every follower's links with the leader where the model's draws left them."""
+    leader = pred.leader
+    for n, loop in pred.loops.items():
+        for src, dst, channel, clock in (
+                (n, leader, None, loop.to_leader), (leader, n, None, loop.to_node),
+                (n, leader, CONTROLLER_CHANNEL, loop.beat_to_leader),
+                (leader, n, CONTROLLER_CHANNEL, loop.beat_to_node)):
+            if clock is None:
+                continue
+            link = net._link(src, dst, channel)  # noqa: SLF001
+            link.sent, link.last_at, link.last_tie = clock.sent, clock._last_at, \
+                clock._last_tie  # noqa: SLF001
+
+
+def set_timers(sim: Any, procs: dict, armed: dict, changed: set, horizon_ms: int) -> None:
+    """Each node's one timer where the process would hold it (``armed``: node -> (instant,
+    node ms) or None; ``changed``: the nodes whose entry moved), then the invariants over
+    every node."""
+    sched = sim.scheduler
+    for n in sorted(changed | {n for n, a in armed.items() if a is not None and
+                               (procs[n]._timer is None or procs[n]._timer[3] is None)}):
+        proc = procs[n]
+        if proc._timer is not None:
+            Scheduler.cancel(proc._timer)
+        if armed[n] is None:
+            proc._timer = proc._timer_node_ms = None
+            continue
+        at, node_ms = armed[n]
+        if at < horizon_ms:
+            raise InexactWarp(f"node {n}'s timer at {at} ms falls inside the stretch, "
+                              "where the model has no event for it")
+        proc._timer = sched.call_at(at, proc._timer_cb, None, tie_at(proc._timer_ties, at))
+        proc._timer_node_ms = node_ms
+    sim._touched.update(procs)  # noqa: SLF001
+    if sim.check_invariants and sim._invariants:  # noqa: SLF001
+        sim.check_now()
 
 
 def _reason(e: Exception | str) -> str:

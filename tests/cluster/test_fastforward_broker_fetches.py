@@ -1,5 +1,5 @@
 """The brokers' metadata fetches at the leader in a warp are set from the model, not replayed
-(``kraft_testkit/fastforward/broker_fetches.py``): the leader's record of every broker, its
+(``kraft_testkit/fastforward/follower_fetches.py``): the leader's record of every broker, its
 parked fetches, its wake-ups and the brokers' messages still in flight end as stepping
 leaves them. The stops are chosen where that is hardest: one millisecond before a broker's
 answer or fetch arrives (the message is in flight at the end of the stretch, rebuilt by the
@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from kraft_testkit.cluster import Cluster
-from kraft_testkit.fastforward import broker_fetches, broker_runs
+from kraft_testkit.fastforward import follower_fetches, broker_runs
 from kraft_testkit.fastforward import quorum_model
 from test_fastforward_warp import _quorum_state
 
@@ -60,7 +60,7 @@ def counted(monkeypatch) -> dict:
     """How often the warp rebuilt a message in flight, by kind, and applied a broker's run
     with its logic acting at the last answer (a heartbeat leaving there: "acted")."""
     seen = {"fetch": 0, "answer": 0, "acted": 0}
-    in_flight, apply = broker_fetches.BrokerFetches.in_flight, broker_runs.AnswerRun.apply
+    in_flight, apply = follower_fetches.FollowerFetches.in_flight, broker_runs.AnswerRun.apply
 
     def count_in_flight(self, kind, arg, at, tie):
         seen[kind] += 1
@@ -71,7 +71,7 @@ def counted(monkeypatch) -> dict:
         seen["acted"] += bool(sends)
         return last, sends
 
-    monkeypatch.setattr(broker_fetches.BrokerFetches, "in_flight", count_in_flight)
+    monkeypatch.setattr(follower_fetches.FollowerFetches, "in_flight", count_in_flight)
     monkeypatch.setattr(broker_runs.AnswerRun, "apply", count_apply)
     return seen
 
@@ -86,7 +86,7 @@ def test_the_leader_and_the_brokers_end_as_stepping_leaves_them(seed, brokers, c
 
 def test_a_broker_record_left_behind_is_caught(monkeypatch) -> None:
     """The leader's record of a broker keeps its fetch time from before the stretch."""
-    real = broker_fetches.BrokerFetches.finish
+    real = follower_fetches.FollowerFetches.finish
 
     def finish(self, pred):
         before = {b: p.last_fetch_ms for b, p in self.lead.observers.items()}
@@ -94,14 +94,14 @@ def test_a_broker_record_left_behind_is_caught(monkeypatch) -> None:
         for b, p in self.lead.observers.items():
             p.last_fetch_ms = before[b]
 
-    monkeypatch.setattr(broker_fetches.BrokerFetches, "finish", finish)
+    monkeypatch.setattr(follower_fetches.FollowerFetches, "finish", finish)
     differs = _differs(1, 3)
     assert any(key.startswith("lead ") for key in differs), differs
 
 
 def test_an_answer_in_flight_rebuilt_wrong_is_caught(monkeypatch) -> None:
     """The answer still in flight carries a high watermark one below the leader's."""
-    real = broker_fetches.BrokerFetches.in_flight
+    real = follower_fetches.FollowerFetches.in_flight
 
     def in_flight(self, kind, arg, at, tie):
         if kind == "answer":
@@ -109,7 +109,7 @@ def test_an_answer_in_flight_rebuilt_wrong_is_caught(monkeypatch) -> None:
             self.start.pop((self.leader, arg[0]), None)
         return real(self, kind, arg, at, tie)
 
-    monkeypatch.setattr(broker_fetches.BrokerFetches, "in_flight", in_flight)
+    monkeypatch.setattr(follower_fetches.FollowerFetches, "in_flight", in_flight)
     assert _differs(1, 3)
 
 

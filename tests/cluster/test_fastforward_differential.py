@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 from kraft_testkit.cluster import Cluster
-from kraft_testkit.fastforward import quorum_model, warp
+from kraft_testkit.fastforward import compact, quorum_model, warp
 from kraft_testkit.sim.node import NEVER
 from test_cluster_advance_boundaries import cluster_state
 
@@ -78,13 +78,13 @@ def test_fast_forward_leaves_every_byte_as_stepping_does(seed, brokers):
 def test_a_planted_bug_in_the_materialization_is_caught(monkeypatch):
     """A broker's request id left one off by the materialization shows."""
     stepped, _ = _scenario(4, 4, False, short=True)
-    real = warp.QuorumWarp.materialize
+    real = compact.materialize_compact
 
     def off_by_one(self, pred):
         real(self, pred)
         self.c.replica(0)._cid += 1
 
-    monkeypatch.setattr(warp.QuorumWarp, "materialize", off_by_one)
+    monkeypatch.setattr(compact, "materialize_compact", off_by_one)
     fast, _ = _scenario(4, 4, True, short=True)
     assert stepped["raft internals"] != fast["raft internals"]
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import pytest
 
 from kraft_testkit.cluster import Cluster
+from kraft_testkit.fastforward import compact
 from kraft_testkit.fastforward import warp as warp_module
 from test_fastforward_differential import _state
 
@@ -144,13 +145,13 @@ def test_same_seed_same_digest_when_warped(brokers: int) -> None:
 def test_a_planted_bug_is_caught(monkeypatch) -> None:
     """One request id off in the materialization shows in Raft's internals."""
     stepped, _ = _scenario(5, False, short=True)
-    real = warp_module.QuorumWarp.materialize
+    real = compact.materialize_compact
 
     def off_by_one(self, pred):
         real(self, pred)
         self.c.replica(next(iter(pred.voters)))._cid += 1
 
-    monkeypatch.setattr(warp_module.QuorumWarp, "materialize", off_by_one)
+    monkeypatch.setattr(compact, "materialize_compact", off_by_one)
     warped, _ = _scenario(5, True, short=True)
     assert stepped[0]["raft internals"] != warped[0]["raft internals"]
 

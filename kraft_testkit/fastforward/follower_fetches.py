@@ -7,7 +7,7 @@ node code (the fetch handler, the answers built at each drain) was most of a war
 materialization; what those events leave at the leader is small and the model computes it
 (``quorum_model``): its record of each broker (last fetch, end offset, caught-up time), the
 fetches parked at the end in the leader's order, and the leader's wake-ups. So while
-:class:`BrokerFetches` is in use (``warp.py``, bulk mode without delivery hooks):
+:class:`FollowerFetches` is in use (``warp.py``, bulk mode without delivery hooks):
 
 - the brokers' parked fetches leave the leader's list at the start: its drains and commits
   answer only the voters, and a broker's fetch reaches no leader code (an event in which the
@@ -28,7 +28,7 @@ from kraft_testkit.raft import rpc
 from kraft_testkit.raft.replica_state import _Parked
 
 
-class BrokerFetches:
+class FollowerFetches:
     """The leader's side of the brokers' fetch loops in one stretch (see the module)."""
 
     def __init__(self, leader_raft: Any, brokers: set[int], flights: dict) -> None:
@@ -66,7 +66,7 @@ class BrokerFetches:
         at_end = sum(kind == "answer" and arg[0] in self.brokers
                      for _, _, _, kind, arg in pred.in_flight)
         before = sum(src == self.leader for src, _ in self.start)
-        return pred.broker_answers + at_end - before
+        return pred.follower_answers + at_end - before
 
     def outstanding(self, broker: int) -> tuple[int, Any]:
         """(request id, partition) of the fetch the broker has out."""
@@ -108,8 +108,10 @@ class BrokerFetches:
     def finish(self, pred: Any) -> None:
         """The leader's records of the brokers and its parked fetches, as the model ended."""
         lead = self.lead
-        for b, (last_fetch, end_offset, caught_up) in pred.observers.items():
-            prog = lead.observers[b]
+        for n, (last_fetch, end_offset, caught_up) in pred.observers.items():
+            if n not in self.brokers:
+                continue  # not set from the model in this stretch (a voter, replayed)
+            prog = lead.voters.get(n) or lead.observers[n]
             prog.last_fetch_ms, prog.end_offset, prog.caught_up_ms = \
                 last_fetch, end_offset, caught_up
         voters = {p.src: p for p in lead.parked}

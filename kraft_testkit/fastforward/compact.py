@@ -1,0 +1,238 @@
+"""A compact stretch materialized: set from the model, the brokers' logic alone replayed.
+
+``QuorumWarp`` (bulk mode, no delivery hooks) asks the model for a *compact* prediction
+(``predict_quorum(compact=True)``) and hands it here. No leader code runs for it and no
+follower's fetch loop is replayed message by message:
+
+- the leader (``leader_bulk.py``): its NoOps appended and its high watermark's moves
+  committed with the bulk primitives, its heartbeat sessions, commit latencies and waiting
+  answers set from the model; its record of every follower, its parked fetches and its
+  wake-ups likewise (``follower_fetches.py``);
+- every follower's answers are held in order (``Loop.held``) and applied as one run
+  (``broker_runs.py``) when the follower's next event needs its Raft state, or at the end;
+- what still runs node code is a broker's logic: its timer (a heartbeat leaves, an ISR check
+  runs) and a heartbeat's answer through the logic alone (the held answers stay held,
+  ``AnswerRun.logic_event``), and an answer its logic acts on (the run applied with the
+  logic's reaction, ``apply_commit_run(acts=True)``); a voter's own timer through the node;
+- the messages still in flight at the horizon are rebuilt (a fetch answer from the leader's
+  log as it was, a heartbeat's answer from the broker's request) or taken from the links.
+
+tests/cluster/test_fastforward_warp.py, test_fastforward_differential.py,
+test_fastforward_voter_alone.py and test_fastforward_broker_fetches.py compare the result
+with stepping, byte for byte and field by field.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Any
+
+from kraft_testkit.broker.channel import CONTROLLER_CHANNEL, channel_of
+from kraft_testkit.fastforward.broker_runs import AnswerRun, SharedRun
+from kraft_testkit.fastforward.follower_fetches import FollowerFetches
+from kraft_testkit.fastforward.leader_bulk import LeaderBulk, answer
+from kraft_testkit.fastforward.quorum_model import QuorumPrediction
+from kraft_testkit.fastforward.warp import InexactWarp, set_links, set_timers
+from kraft_testkit.raft import rpc
+from kraft_testkit.sim.network import Packet
+from kraft_testkit.sim.node import NEVER, Effects
+from kraft_testkit.sim.scheduler import Scheduler
+
+
+def materialize_compact(warp: Any, pred: QuorumPrediction) -> None:
+    """Leave every node, link and timer as stepping the stretch would have (see the module)."""
+    c, sim = warp.c, warp.sim
+    sched, net = sim.scheduler, sim.network
+    warp._started = sched.now_ms  # noqa: SLF001
+    leader = pred.leader
+    sim.trace.record(sched.now_ms, "warp", leader, None,
+                     f"{len(pred.events) + pred.omitted} events to {pred.horizon_ms - 1} ms "
+                     f"({pred.why_stopped})")
+    procs = {n: sim.process(n) for n in c.roles}
+    lproc = procs[leader]
+    leader_raft = lproc.machine.raft
+    qc = lproc.machine.controller
+    followers = set(pred.loops)
+    fetches = FollowerFetches(leader_raft, followers, pred.flights)
+    bulk = LeaderBulk(lproc, pred)
+    queues: dict[tuple, deque] = {}  # the other messages, FIFO per link
+    for key, (msg, entry) in pred.flights.items():
+        Scheduler.cancel(entry)
+        if not fetches.owns(key):
+            queues[key] = deque([msg])
+    armed: dict[int, tuple[int, int] | None] = {  # each node's timer: (instant, node ms)
+        n: (p._timer[0], p._timer_node_ms) if p._timer is not None and
+        p._timer[3] is not None else None for n, p in procs.items()}
+    changed: set[int] = set()
+    sent = delivered = 0
+    runs: dict[int, AnswerRun] = {}
+    taken: dict[int, int] = {}
+    shared = SharedRun(leader_raft.log)
+    epoch = leader_raft.epoch
+
+    def catch_up(node: int, upto: int) -> None:
+        """The follower's held answers before its event at index ``upto`` join its run."""
+        start = taken.get(node, 0)
+        if upto > start:
+            taken[node] = upto
+            run = runs.get(node)
+            if run is None:
+                run = runs[node] = AnswerRun(procs[node], leader)
+            run.extend(pred.loops[node].held[start:upto], epoch)
+
+    def flush(node: int, at: int, acts: bool = False) -> tuple:
+        """Apply the follower's run (the leader's log first brought to ``at``)."""
+        bulk.sync(at)
+        run = runs.pop(node)
+        last, sends = run.apply(shared, acts)
+        fetches.last[node] = run.request()
+        machine = procs[node].machine
+        wake = min(machine._raft_wake, machine._logic_wake)  # noqa: SLF001
+        if wake != machine._wake:  # noqa: SLF001
+            machine._wake = wake  # noqa: SLF001
+            now_armed = armed[node]
+            if now_armed is None or now_armed[0] != max(last, wake):
+                armed[node] = (max(last, wake), wake)
+                changed.add(node)
+            else:
+                armed[node] = (now_armed[0], wake)
+        return sends
+
+    def heartbeat_answer(node: int) -> Any:
+        """The leader's answer to the heartbeat the broker has out: one sent before the
+        stretch from its link, else the controller's answer to it."""
+        queue = queues.get((leader, node, CONTROLLER_CHANNEL))
+        if queue:
+            return queue.popleft(), 0
+        f = procs[node].machine.logic.lifecycle._inflight  # noqa: SLF001
+        if f is None or f.cid is None:
+            raise InexactWarp(f"broker {node} gets a heartbeat answer with none in flight")
+        return answer(qc, node, rpc.request(f.cid, f.body)), 1
+
+    for ev in pred.events:
+        node, at, kind = ev.node, ev.at_ms, ev.kind
+        if node == leader:
+            if kind == "beat":  # the leader records the request (leader_bulk.py)
+                queue = queues.get((ev.peer, leader, CONTROLLER_CHANNEL))
+                if not queue:
+                    raise InexactWarp(f"at {at} ms: a heartbeat of {ev.peer} arrives, but "
+                                      "none was sent")
+                bulk.requests[ev.peer] = queue.popleft()
+                delivered += 1
+            continue
+        proc = procs[node]
+        machine = proc.machine
+        sched.now_ms = at
+        catch_up(node, ev.held)
+        if kind == "answer":  # a broker's answer its logic acts on: the run, with the logic
+            run = runs.get(node)
+            if run is None:
+                run = runs[node] = AnswerRun(proc, leader)
+            run.add(at, ev.carried[0], ev.carried[1], epoch, build=False)
+            sends = flush(node, at, acts=True)
+            effects = Effects([], False, list(sends), None) if sends else None
+        else:
+            msg = None
+            if kind == "beat_answer":
+                msg, built = heartbeat_answer(node)
+                sent += built
+                delivered += 1
+            elif kind == "timer":
+                armed[node] = None
+                changed.add(node)
+            else:
+                raise InexactWarp(f"at {at} ms: a {kind} at {node} in a compact stretch")
+            if node in runs and machine.logic is not None:  # the held answers stay held
+                effects = runs[node].logic_event(at, leader, msg)
+            else:
+                if node in runs:
+                    flush(node, at)
+                effects = machine.on_timer(at) if msg is None else \
+                    machine.on_message(leader, msg, at)
+        if effects is None:
+            continue
+        if effects.writes or effects.sync:
+            disk = proc.disk
+            for op in effects.writes:
+                disk.apply(op)
+            if effects.sync:
+                disk.sync()
+        for dst, msg in effects.sends:
+            key = (node, dst, channel_of(msg))
+            if fetches.owns(key):
+                if kind != "answer":
+                    raise InexactWarp(f"at {at} ms node {node} sent a {type(msg).__name__} to "
+                                      f"{dst} the model does not")
+                fetches.last[node] = msg  # the next fetch (the model counts it)
+                continue
+            if dst not in procs:
+                raise InexactWarp(f"at {at} ms node {node} sent {type(msg).__name__} to "
+                                  f"{dst}, outside the cluster")
+            sent += 1
+            queues.setdefault(key, deque()).append(msg)
+        if effects.timer_ms is not None:
+            node_ms = effects.timer_ms
+            now_armed = armed[node]
+            if node_ms >= NEVER:
+                if now_armed is not None:
+                    armed[node] = None
+                    changed.add(node)
+            elif now_armed is not None and now_armed[0] == max(at, node_ms):
+                armed[node] = (now_armed[0], node_ms)
+            else:
+                armed[node] = (max(at, node_ms), node_ms)
+                changed.add(node)
+    end = pred.horizon_ms - 1
+    bulk.sync(end)
+    for node in followers:
+        catch_up(node, len(pred.loops[node].held))
+    for node in sorted(runs):
+        flush(node, end)
+    warp._count("answers applied in runs", sum(len(lp.held) for lp in pred.loops.values()))  # noqa: SLF001
+    for at, tie, _, kind, arg in pred.in_flight:  # the messages still in flight
+        n = arg[0]
+        if kind in ("fetch", "answer"):
+            src, dst, msg = fetches.in_flight(kind, arg, at, tie)
+            channel = None
+        else:
+            channel = CONTROLLER_CHANNEL
+            if kind == "beat":
+                src, dst = n, leader
+                queue = queues.get((src, dst, channel))
+                if not queue:
+                    raise InexactWarp(f"the model has a heartbeat of {n} in flight that was "
+                                      "not sent")
+                msg = queue.popleft()
+            else:
+                src, dst = leader, n
+                msg, built = heartbeat_answer(n)
+                sent += built
+        link = net._link(src, dst, channel)  # noqa: SLF001
+        data = None if net.codec is None else net.codec.encode(msg)
+        packet = Packet(src, dst, msg, data, procs[dst].incarnation, link)
+        sched.call_at(at, net._arrive_cb, packet, tie)  # noqa: SLF001
+    left = {k: len(q) for k, q in queues.items() if q}
+    if left:
+        raise InexactWarp(f"sent in the stretch but not in the model: {left}")
+    set_links(net, pred)
+    net.stats["sent"] += sent + pred.follower_answers + fetches.answers_sent(pred)
+    net.stats["delivered"] += delivered + pred.follower_fetches + pred.follower_answers
+    inflight = {}
+    for b in pred.beats:
+        f = procs[b].machine.logic.lifecycle._inflight  # noqa: SLF001
+        inflight[b] = None if f is None or f.cid is None else rpc.request(f.cid, f.body)
+    bulk.finish(pred, inflight)
+    fetches.finish(pred)
+    lead = leader_raft._lead  # noqa: SLF001
+    lead.fetched.clear()
+    lead.check_deadline = pred.check_deadline
+    lead.wake_parked = False
+    if pred.leader_wakes is not None:  # the leader's wake-ups after its last event
+        last_at, raft_wake, node_wake = pred.leader_wakes
+        machine = lproc.machine
+        machine._clock(last_at)  # noqa: SLF001
+        machine.raft.timer_at = machine._raft_wake = raft_wake  # noqa: SLF001
+        machine._wake = node_wake  # noqa: SLF001
+        armed[leader] = None if node_wake >= NEVER else (node_wake, node_wake)
+        changed.add(leader)
+    set_timers(sim, procs, armed, changed, pred.horizon_ms)
