@@ -49,6 +49,7 @@ from kraft_testkit.fastforward.follower_model import (
     _channel,
 )
 from kraft_testkit.fastforward.observer_loop import LeaderStep, LinkClock, NotModelled
+from kraft_testkit.fastforward.replica_loops import REPLICA_KINDS, ReplicaLoops
 from kraft_testkit.metadata.delta import NOOP_VALUE
 from kraft_testkit.metadata.snapshot_generator import BATCH_OVERHEAD, RECORD_OVERHEAD
 from kraft_testkit.raft.replica_state import LEADER
@@ -85,6 +86,8 @@ class QuorumPrediction:
     in_flight: list[tuple] = field(default_factory=list)
     #: what was in flight at the start: (src, dst, channel) -> (message, heap entry)
     flights: dict[tuple, tuple[Any, list]] = field(default_factory=dict)
+    #: the brokers' replica-fetch links as the model's draws left them: (src, dst, channel)
+    links: dict[tuple, LinkClock] = field(default_factory=dict)
 
     @property
     def voters(self) -> dict[int, Loop]:
@@ -92,8 +95,10 @@ class QuorumPrediction:
 
 
 def _scan_heap(cluster: Any, followers: set[int], leader: int) -> tuple[dict, int]:
-    """The follower loops' messages in the heap, by (src, dst, channel); and the first
-    instant of anything else (other than the nodes' own timers): the model stops before it."""
+    """The follower loops' messages in the heap (and the brokers' replica fetches), by
+    (src, dst, channel); and the first instant of anything else (other than the nodes' own
+    timers): the model stops before it."""
+    brokers = set(cluster.broker_ids)
     net = cluster.sim.network
     arrive = net._arrive_cb  # noqa: SLF001 - the network's one delivery callback
     nodes = followers | {leader}
@@ -109,6 +114,13 @@ def _scan_heap(cluster: Any, followers: set[int], leader: int) -> tuple[dict, in
             other = min(other, entry[0])
             continue
         name = type(getattr(packet.msg, "body", None)).__name__
+        if packet.src in brokers and packet.dst in brokers and name in REPLICA_KINDS and \
+                packet.src != packet.dst:  # a replica fetch or its answer (replica_loops)
+            key = (packet.src, packet.dst, None)
+            if key in found:
+                raise NotModelled(f"two messages in flight from {packet.src} to {packet.dst}")
+            found[key] = (packet.msg, entry)
+            continue
         kind = _KINDS.get(name)
         follower = packet.src if kind and kind[1] else packet.dst
         if kind is None or follower not in followers or \
@@ -152,7 +164,7 @@ def predict_quorum(cluster: Any, until_ms: int, *, steps: bool = True) -> Quorum
     return model.run()
 
 
-class _Model(FollowerLoops):
+class _Model(FollowerLoops, ReplicaLoops):
     def __init__(self, cluster: Any, until_ms: int) -> None:
         self.c = cluster
         active = cluster.active_controller
@@ -248,6 +260,7 @@ class _Model(FollowerLoops):
         self.pred = QuorumPrediction(leader, flights=self.flights)
         for n in sorted(followers):
             self.pred.loops[n] = self._loop(n)
+        self._replicas_start()
         heapq.heapify(self.heap)
 
     def _noop_budget(self) -> int:
@@ -281,6 +294,8 @@ class _Model(FollowerLoops):
                 done = at_leader(entry) if entry[4] == leader else follower_timer(entry)
             elif kind == "answer" or kind == "beat_answer":
                 done = at_follower(entry)
+            elif kind == "rfetch" or kind == "ranswer":
+                done = self._at_replica(entry)
             else:
                 done = at_leader(entry)
             if not done:
