@@ -143,3 +143,30 @@ def test_a_broker_that_follows_nothing_keeps_its_fetch_instant() -> None:
     even with nothing to fetch: a metadata answer that commits then is not held back in a run
     (before, the instant moved only at the run's last answer: 78025 ms instead of 77306)."""
     assert _single_replica_run(True) == _single_replica_run(False)
+
+
+@pytest.mark.parametrize("seed, brokers, backoff", [(1, 3, 1000), (2, 5, 1000), (3, 5, 250)])
+def test_the_replica_loops_are_predicted_event_by_event(seed: int, brokers: int,
+                                                        backoff: int) -> None:
+    """Every event of every node in an idle RF=3 stretch (replica fetches at their leader,
+    answers at their follower included) at the same instant, in the same order, with the
+    same tie key as stepping runs it; with ``replica.fetch.backoff.ms`` 250 too."""
+    from test_fastforward_quorum_model import _stepped
+
+    from kraft_testkit.fastforward.quorum_model import predict_quorum
+
+    c = Cluster(3, brokers, seed=seed, configs={"replica.fetch.backoff.ms": backoff})
+    c.run_for(10_000)
+    c.create_topic("orders", partitions=6, replication_factor=3)
+    c.run_for(5_000)
+    until = c.now_ms + 15_000
+    pred = predict_quorum(c, until)
+    assert pred.horizon_ms > c.now_ms + 5_000, pred.why_stopped
+    kinds = {e.kind for e in pred.events}
+    assert {"rfetch", "ranswer"} <= kinds
+    seen, _ = _stepped(c, pred.horizon_ms - 1)
+    assert [(e.at_ms, e.tie, e.node) for e in pred.events] == seen
+    for key, clock in pred.links.items():
+        link = c.sim.network._link(*key)  # noqa: SLF001
+        assert (clock.sent, clock._last_at, clock._last_tie) == \
+            (link.sent, link.last_at, link.last_tie)  # noqa: SLF001
