@@ -86,6 +86,9 @@ class QuorumPrediction:
     in_flight: list[tuple] = field(default_factory=list)
     #: what was in flight at the start: (src, dst, channel) -> (message, heap entry)
     flights: dict[tuple, tuple[Any, list]] = field(default_factory=dict)
+    #: replica messages in flight at the start behind the first on their link (a broker's
+    #: fetch and its answer to the peer's fetch share it): (key, message, heap entry), in order
+    more_flights: list[tuple] = field(default_factory=list)
     #: the brokers' replica-fetch links as the model's draws left them: (src, dst, channel)
     links: dict[tuple, LinkClock] = field(default_factory=dict)
 
@@ -94,16 +97,18 @@ class QuorumPrediction:
         return {n: lp for n, lp in self.loops.items() if lp.voter}
 
 
-def _scan_heap(cluster: Any, followers: set[int], leader: int) -> tuple[dict, int]:
+def _scan_heap(cluster: Any, followers: set[int], leader: int) -> tuple[dict, list, int]:
     """The follower loops' messages in the heap (and the brokers' replica fetches), by
-    (src, dst, channel); and the first instant of anything else (other than the nodes' own
-    timers): the model stops before it."""
+    (src, dst, channel); the replica messages behind the first on their link, in order; and
+    the first instant of anything else (other than the nodes' own timers): the model stops
+    before it."""
     brokers = set(cluster.broker_ids)
     net = cluster.sim.network
     arrive = net._arrive_cb  # noqa: SLF001 - the network's one delivery callback
     nodes = followers | {leader}
     timers = {id(cluster.sim.process(n)._timer) for n in nodes}  # noqa: SLF001
     found: dict[tuple, tuple[Any, list]] = {}
+    replica: dict[tuple, list] = {}
     other = NEVER
     for entry in cluster.sim.scheduler._heap:  # noqa: SLF001
         fn = entry[3]
@@ -116,10 +121,7 @@ def _scan_heap(cluster: Any, followers: set[int], leader: int) -> tuple[dict, in
         name = type(getattr(packet.msg, "body", None)).__name__
         if packet.src in brokers and packet.dst in brokers and name in REPLICA_KINDS and \
                 packet.src != packet.dst:  # a replica fetch or its answer (replica_loops)
-            key = (packet.src, packet.dst, None)
-            if key in found:
-                raise NotModelled(f"two messages in flight from {packet.src} to {packet.dst}")
-            found[key] = (packet.msg, entry)
+            replica.setdefault((packet.src, packet.dst, None), []).append((packet.msg, entry))
             continue
         kind = _KINDS.get(name)
         follower = packet.src if kind and kind[1] else packet.dst
@@ -130,7 +132,13 @@ def _scan_heap(cluster: Any, followers: set[int], leader: int) -> tuple[dict, in
         if key in found:
             raise NotModelled(f"two messages in flight from {packet.src} to {packet.dst}")
         found[key] = (packet.msg, entry)
-    return found, other
+    more = []
+    for key, flights in replica.items():
+        flights.sort(key=lambda f: f[1][:3])  # a FIFO link: arrival order is send order
+        found[key] = flights[0]
+        more += [(key, msg, entry) for msg, entry in flights[1:]]
+    more.sort(key=lambda f: f[2][:3])
+    return found, more, other
 
 
 def horizon_of(cluster: Any, leader: int, until_ms: int) -> tuple[int, str]:
@@ -201,7 +209,7 @@ class _Model(FollowerLoops, ReplicaLoops):
                 raise NotModelled(f"node {n} has a crash armed in its writes")
         self.voter_ids = set(raft.voters) - {leader}
         followers = set(cluster.roles) - {leader}
-        self.flights, other = _scan_heap(cluster, followers, leader)
+        self.flights, self.more_flights, other = _scan_heap(cluster, followers, leader)
         if other < self.horizon:
             self.horizon, self.why = other, "another event in the heap"
         # ---- the leader's state
@@ -257,7 +265,8 @@ class _Model(FollowerLoops, ReplicaLoops):
         if t is not None and t[3] is not None:
             self.timer = [t[0], t[1], self.seq(), "timer", leader]
             self.heap.append(self.timer)
-        self.pred = QuorumPrediction(leader, flights=self.flights)
+        self.pred = QuorumPrediction(leader, flights=self.flights,
+                                     more_flights=self.more_flights)
         for n in sorted(followers):
             self.pred.loops[n] = self._loop(n)
         self._replicas_start()

@@ -17,7 +17,7 @@ commits something).
 The steady state, checked at the start of a stretch: every broker's replicas are active and
 its leaders serving, every partition has a leader, a full ISR and nothing pending; every
 follower's view of a partition (leader, leader epoch) is its leader's, so every answer is
-error free; at most one replica fetch or answer is in flight per link. During the stretch only
+error free. During the stretch only
 NoOps commit, so no partition changes. An ISR check that would shrink an ISR (a follower that
 did not fetch for ``replica.lag.time.max.ms``) ends the stretch before the event that would
 run it.
@@ -123,7 +123,8 @@ class ReplicaLoops:
             for lead in rep.leaders:
                 self.rlinks[(n, lead, None)] = LinkClock.of(net, n, lead)
                 self.rlinks[(lead, n, None)] = LinkClock.of(net, lead, n)
-        for (src, dst, channel), (msg, entry) in self.flights.items():
+        flights = [(key, msg, entry) for key, (msg, entry) in self.flights.items()]
+        for (src, dst, channel), msg, entry in flights + self.more_flights:
             kind = REPLICA_KINDS.get(type(msg.body).__name__)
             if src == self.leader or dst == self.leader or kind is None:
                 continue

@@ -131,6 +131,9 @@ class QuorumWarp:
         for key, (msg, entry) in pred.flights.items():
             Scheduler.cancel(entry)
             queues[key] = deque([msg])
+        for key, msg, entry in pred.more_flights:  # replica messages behind the first, in order
+            Scheduler.cancel(entry)
+            queues[key].append(msg)
         # each node's timer as the process holds it: (instant, node ms) or None
         armed: dict[int, tuple[int, int] | None] = {
             n: (p._timer[0], p._timer_node_ms) if p._timer is not None and

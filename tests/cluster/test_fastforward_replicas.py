@@ -145,12 +145,13 @@ def test_a_broker_that_follows_nothing_keeps_its_fetch_instant() -> None:
     assert _single_replica_run(True) == _single_replica_run(False)
 
 
-@pytest.mark.parametrize("seed, brokers, backoff", [(1, 3, 1000), (2, 5, 1000), (3, 5, 250)])
+@pytest.mark.parametrize("seed, brokers, backoff", [(1, 3, 1000), (2, 5, 1000), (3, 5, 250), (4, 3, 0)])
 def test_the_replica_loops_are_predicted_event_by_event(seed: int, brokers: int,
                                                         backoff: int) -> None:
     """Every event of every node in an idle RF=3 stretch (replica fetches at their leader,
     answers at their follower included) at the same instant, in the same order, with the
-    same tie key as stepping runs it; with ``replica.fetch.backoff.ms`` 250 too."""
+    same tie key as stepping runs it; with ``replica.fetch.backoff.ms`` 250, and 0 (a fetch
+    every ms: several replica messages in flight on one link at the start)."""
     from test_fastforward_quorum_model import _stepped
 
     from kraft_testkit.fastforward.quorum_model import predict_quorum
