@@ -42,8 +42,10 @@ class Computed:
     #: leader's Raft wake-up and node wake-up after it
     narrow: tuple[int, int] | None = None
     #: a broker's answer its logic does not act on: (log end, high watermark) it carries,
-    #: to be applied with the broker's other such answers as one run
-    defer: tuple[int, int] | None = None
+    #: to be applied with the broker's other such answers as one run; a third element (True):
+    #: the run ends with it (it commits while the logic's replica fetch instant or ISR check is
+    #: due, work that sends nothing but moves with the instant the logic runs at)
+    defer: tuple[int, int] | tuple[int, int, bool] | None = None
 
 
 @dataclass(slots=True)
@@ -233,11 +235,13 @@ class FollowerLoops:
             if hw < old_hw:
                 hw = old_hw
             committed = hw > old_hw
-            # its logic would do nothing that depends on the instant: the answer can wait
-            # to be applied with the others as one run (warp.py, broker_runs.py)
-            if loop.voter or (at < loop.logic_wake and not (
-                    committed and self._logic_due(loop, at))):
-                event.defer = (new_end, new_hw)
+            # its logic would send nothing: the answer can wait to be applied with the
+            # others as one run (warp.py, broker_runs.py); one whose logic moves its fetch
+            # instant or ISR check (nothing to send) ends the run, which applies its last
+            # commit's image to the logic at that answer's instant
+            if loop.voter or at < loop.logic_wake:
+                event.defer = (new_end, new_hw, True) if not loop.voter and committed and \
+                    self._logic_due(loop, at) else (new_end, new_hw)
             loop.high_watermark = hw
             wake = at + self.fetch_wait  # the fetch and request timeouts, the cleaner
             clean_at = loop.clean_at

@@ -24,7 +24,8 @@ run it.
 
 The fetch instant is tracked for every running broker, even one that follows nothing: its
 logic moves ``_next_fetch_ms`` whenever it runs at or after it, so a metadata answer that
-commits something then cannot be held back in a run (``Computed.defer``).
+commits something then ends the run of held-back answers it joins (``Computed.defer``'s
+third element): the run applies its last commit to the logic at that answer's instant.
 """
 
 from __future__ import annotations

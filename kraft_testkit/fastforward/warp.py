@@ -181,6 +181,8 @@ class QuorumWarp:
                 request = run.add(at, ev.defer[0], ev.defer[1], leader_raft.epoch)
                 queues.setdefault((node, leader, None), deque()).append(request)
                 sent += 1
+                if len(ev.defer) > 2:  # the run ends here (follower_model.Computed.defer)
+                    flush(node)
                 continue
             if node in runs:
                 flush(node)

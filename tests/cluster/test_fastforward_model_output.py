@@ -3,9 +3,10 @@ model's cost): the digests below were recorded with the model at commit e69517a 
 of the speed-ups), then re-recorded once when a voter's fetch that moves only the leader's
 record of it got its ``narrow`` wake-ups too (checked: with those fields cleared the digests
 were still e69517a's), and the broker cases once more when a metadata answer that commits
-while a broker's replica-fetch instant is due stopped being held back in a run (branch
-ffreplicas: the logic moves that instant even with nothing to fetch; checked: with every
-event's ``defer`` cleared the digests are still the previous ones), 60 virtual s ahead of a
+while a broker's replica-fetch instant or ISR check is due came to end its run of held-back
+answers (``defer``'s third element; branch ffreplicas: the logic moves that instant even with
+nothing to fetch; checked: with every event's ``defer`` cleared the digests are still the
+previous ones), 60 virtual s ahead of a
 cluster booted 10 s, with and without the leader's steps. The digest (``fastforward.model_digest.fingerprint``) covers every event with all its
 fields, the leader's steps, the NoOps, drains, messages in flight, the loops' final states
 and the links' counters. A change of the simulation itself (a link's draws, a timer's tie)
@@ -25,13 +26,13 @@ RECORDED = {  # (brokers, seed, steps) -> (digest, events, why the stretch stopp
     (0, 1, False): ("41794f50b836dcd1", 776, "log cleaner on 1000"),
     (0, 1, True): ("986a8326659226be", 776, "log cleaner on 1000"),
     (0, 2, False): ("2d06c291828181ed", 783, "log cleaner on 1000"),
-    (4, 2, False): ("ad3d9ed0dc803da6", 2079, "log cleaner on 0"),
-    (4, 2, True): ("fc558e06c6c47a3d", 2079, "log cleaner on 0"),
-    (4, 3, False): ("535579e6cbf3d4d9", 2119, "log cleaner on 0"),
-    (10, 1, False): ("512e96ed64747632", 4028, "log cleaner on 0"),
-    (10, 1, True): ("c648612a0b58c05b", 4028, "log cleaner on 0"),
-    (10, 5, False): ("f7401193205ba86c", 4020, "log cleaner on 0"),
-    (10, 5, True): ("78f81c8c4498ee3e", 4020, "log cleaner on 0"),
+    (4, 2, False): ("39178848209ab716", 2079, "log cleaner on 0"),
+    (4, 2, True): ("d488a2634a857123", 2079, "log cleaner on 0"),
+    (4, 3, False): ("ae0ef7a2b639ca55", 2119, "log cleaner on 0"),
+    (10, 1, False): ("24736397c12fab08", 4028, "log cleaner on 0"),
+    (10, 1, True): ("6c594753ad8704d2", 4028, "log cleaner on 0"),
+    (10, 5, False): ("50988e1ccf52f8c7", 4020, "log cleaner on 0"),
+    (10, 5, True): ("1dbe1bb4100787c2", 4020, "log cleaner on 0"),
 }
 
 
