@@ -171,3 +171,33 @@ def test_the_replica_loops_are_predicted_event_by_event(seed: int, brokers: int,
         link = c.sim.network._link(*key)  # noqa: SLF001
         assert (clock.sent, clock._last_at, clock._last_tie) == \
             (link.sent, link.last_at, link.last_tie)  # noqa: SLF001
+
+
+def _lagging_run(fast_forward: bool) -> tuple[dict, Cluster]:
+    # replica.lag.time.max.ms below the fetch interval: ISR checks shrink ISRs between fetches
+    c = Cluster(3, 3, seed=1, fast_forward=fast_forward,
+                configs={"replica.lag.time.max.ms": 990, "replica.fetch.backoff.ms": 1000})
+    c.run_for(10_000)
+    c.create_topic("a", partitions=6, replication_factor=3)
+    c.run_for(60_000)
+    return _replica_state(c), c
+
+
+def test_an_isr_shrink_falling_due_ends_the_stretch_before_it(monkeypatch) -> None:
+    """Followers that fall out of sync between two fetches: the model stops before the ISR
+    check that shrinks, stepping runs the shrink (and the expand that follows), and the
+    state is stepping's."""
+    stepped, _ = _lagging_run(False)
+    whys: list[str] = []
+    real = warp.predict_quorum
+
+    def recorded(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        pred = real(*args, **kwargs)
+        whys.append(pred.why_stopped)
+        return pred
+
+    monkeypatch.setattr(warp, "predict_quorum", recorded)
+    warped, c = _lagging_run(True)
+    assert any(w.startswith("an ISR shrink falls due on broker") for w in whys), whys
+    assert any("short ISR" in k for k in c.fast_forward_stats)
+    assert warped == stepped
