@@ -17,10 +17,11 @@ commits something).
 The steady state, checked at the start of a stretch: every broker's replicas are active and
 its leaders serving, every partition has a leader, a full ISR and nothing pending; every
 follower's view of a partition (leader, leader epoch) is its leader's, so every answer is
-error free. During the stretch only
-NoOps commit, so no partition changes. An ISR check that would shrink an ISR (a follower that
-did not fetch for ``replica.lag.time.max.ms``) ends the stretch before the event that would
-run it.
+error free. During the stretch only NoOps commit, so no partition changes. An ISR check that
+would shrink an ISR (a follower that did not fetch for ``replica.lag.time.max.ms``) ends the
+stretch before the event that would run it. The replica messages in flight at the start are
+taken over from the heap, several on one link too (a broker's fetch and its answer to the
+peer's fetch share the link), in their order.
 
 The fetch instant is tracked for every running broker, even one that follows nothing: its
 logic moves ``_next_fetch_ms`` whenever it runs at or after it, so a metadata answer that
