@@ -49,7 +49,7 @@ from kraft_testkit.fastforward.follower_model import (
     _channel,
 )
 from kraft_testkit.fastforward.observer_loop import LeaderStep, LinkClock, NotModelled
-from kraft_testkit.fastforward.replica_loops import REPLICA_KINDS, ReplicaLoops
+from kraft_testkit.fastforward.replica_loops import REPLICA_KINDS, ReplicaLoops, in_order
 from kraft_testkit.metadata.delta import NOOP_VALUE
 from kraft_testkit.metadata.snapshot_generator import BATCH_OVERHEAD, RECORD_OVERHEAD
 from kraft_testkit.raft.replica_state import LEADER
@@ -132,13 +132,7 @@ def _scan_heap(cluster: Any, followers: set[int], leader: int) -> tuple[dict, li
         if key in found:
             raise NotModelled(f"two messages in flight from {packet.src} to {packet.dst}")
         found[key] = (packet.msg, entry)
-    more = []
-    for key, flights in replica.items():
-        flights.sort(key=lambda f: f[1][:3])  # a FIFO link: arrival order is send order
-        found[key] = flights[0]
-        more += [(key, msg, entry) for msg, entry in flights[1:]]
-    more.sort(key=lambda f: f[2][:3])
-    return found, more, other
+    return found, in_order(replica, found), other
 
 
 def horizon_of(cluster: Any, leader: int, until_ms: int) -> tuple[int, str]:

@@ -56,6 +56,18 @@ class ReplicaLoop:
     caught_up: dict[int, int] = field(default_factory=dict)
 
 
+def in_order(replica: dict[tuple, list], found: dict[tuple, tuple]) -> list[tuple]:
+    """The replica messages in flight, by link: the first of each into ``found`` (as the
+    other loops' messages), the ones behind it returned as (key, message, entry) in order."""
+    more = []
+    for key, flights in replica.items():
+        flights.sort(key=lambda f: f[1][:3])  # a FIFO link: arrival order is send order
+        found[key] = flights[0]
+        more += [(key, msg, entry) for msg, entry in flights[1:]]
+    more.sort(key=lambda f: f[2][:3])
+    return more
+
+
 def route(kind: str, arg: tuple, leader: int) -> tuple[int, int, str | None]:
     """(src, dst, channel) of a message in the model's heap (``leader``: the active
     controller)."""
