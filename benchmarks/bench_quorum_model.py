@@ -33,21 +33,25 @@ from kraft_testkit.fastforward.quorum_model import predict_quorum  # noqa: E402
 
 
 def run_case(brokers: int, seed: int, ms: int, *, steps: bool = False,
-             profile: bool = False) -> dict:
+             profile: bool = False, compact: bool = False) -> dict:
     """Warp ``ms`` virtual ms of an idle ``3 + brokers`` cluster, timing the model's calls alone
-    (``warp.predict_quorum`` wrapped) and chaining the digests of every stretch it computed."""
+    (``warp.predict_quorum`` wrapped) and chaining the digests of every stretch it computed.
+    By default the warp replays (a delivery hook keeps it off its compact path), so the model
+    computes every event, as the recorded digests did; ``compact``: the warp's own path."""
     c = Cluster(3, brokers, seed=seed, fast_forward=True)
+    if not compact:
+        c.sim.network.on_deliver(lambda src, dst, msg: None)
     c.run_for(10_000)
     prof = cProfile.Profile() if profile else None
     totals = {"cpu": 0.0, "events": 0, "stretches": 0, "span": 0}
     chain = hashlib.sha256()
 
-    def timed(cluster, until_ms, steps=steps):  # noqa: ANN001, ANN202
+    def timed(cluster, until_ms, steps=steps, compact=False):  # noqa: ANN001, ANN202
         t = time.process_time()
         if prof:
             prof.enable()
         try:
-            pred = predict_quorum(cluster, until_ms, steps=steps)
+            pred = predict_quorum(cluster, until_ms, steps=steps, compact=compact)
         finally:
             if prof:
                 prof.disable()
@@ -83,13 +87,16 @@ def main() -> int:
     p.add_argument("--record")
     p.add_argument("--check")
     p.add_argument("--profile", action="store_true")
+    p.add_argument("--compact", action="store_true",
+                   help="time the compact prediction the warp uses (its digests differ: no check)")
     args = p.parse_args()
     ms = int(args.minutes * 60_000)
     digests, bad = {}, 0
     expected = json.loads(Path(args.check).read_text()) if args.check else {}
     for case in args.cases.split(","):
         brokers, seed = (int(x) for x in case.split("+")[1].split(":"))
-        rows = [run_case(brokers, seed, ms, steps=args.steps, profile=args.profile and r == 0)
+        rows = [run_case(brokers, seed, ms, steps=args.steps, profile=args.profile and r == 0,
+                         compact=args.compact)
                 for r in range(args.rounds)]
         per_hour = [r["cpu_per_hour"] for r in rows]
         r0 = rows[0]

@@ -32,6 +32,7 @@ from kraft_testkit.fastforward.broker_runs import AnswerRun, SharedRun
 from kraft_testkit.fastforward.follower_fetches import FollowerFetches
 from kraft_testkit.fastforward.leader_bulk import LeaderBulk, answer
 from kraft_testkit.fastforward.quorum_model import QuorumPrediction
+from kraft_testkit.fastforward.replica_loops import route
 from kraft_testkit.fastforward.warp import InexactWarp, set_links, set_timers
 from kraft_testkit.raft import rpc
 from kraft_testkit.sim.network import Packet
@@ -60,6 +61,9 @@ def materialize_compact(warp: Any, pred: QuorumPrediction) -> None:
         Scheduler.cancel(entry)
         if not fetches.owns(key):
             queues[key] = deque([msg])
+    for key, msg, entry in pred.more_flights:  # replica messages behind the first, in order
+        Scheduler.cancel(entry)
+        queues[key].append(msg)
     armed: dict[int, tuple[int, int] | None] = {  # each node's timer: (instant, node ms)
         n: (p._timer[0], p._timer_node_ms) if p._timer is not None and
         p._timer[3] is not None else None for n, p in procs.items()}
@@ -132,7 +136,7 @@ def materialize_compact(warp: Any, pred: QuorumPrediction) -> None:
             sends = flush(node, at, acts=True)
             effects = Effects([], False, list(sends), None) if sends else None
         else:
-            msg = None
+            msg, src = None, leader
             if kind == "beat_answer":
                 msg, built = heartbeat_answer(node)
                 sent += built
@@ -140,15 +144,23 @@ def materialize_compact(warp: Any, pred: QuorumPrediction) -> None:
             elif kind == "timer":
                 armed[node] = None
                 changed.add(node)
+            elif kind in ("rfetch", "ranswer"):  # a replica fetch or its answer (broker to broker)
+                src = ev.peer
+                queue = queues.get((src, node, None))
+                if not queue:
+                    raise InexactWarp(f"at {at} ms: the model delivers a {kind} to {node} "
+                                      f"from {src}, but nothing was sent")
+                msg = queue.popleft()
+                delivered += 1
             else:
                 raise InexactWarp(f"at {at} ms: a {kind} at {node} in a compact stretch")
             if node in runs and machine.logic is not None:  # the held answers stay held
-                effects = runs[node].logic_event(at, leader, msg)
+                effects = runs[node].logic_event(at, src, msg)
             else:
                 if node in runs:
                     flush(node, at)
                 effects = machine.on_timer(at) if msg is None else \
-                    machine.on_message(leader, msg, at)
+                    machine.on_message(src, msg, at)
         if effects is None:
             continue
         if effects.writes or effects.sync:
@@ -194,6 +206,13 @@ def materialize_compact(warp: Any, pred: QuorumPrediction) -> None:
         if kind in ("fetch", "answer"):
             src, dst, msg = fetches.in_flight(kind, arg, at, tie)
             channel = None
+        elif kind in ("rfetch", "ranswer"):
+            src, dst, channel = route(kind, arg, leader)
+            queue = queues.get((src, dst, channel))
+            if not queue:
+                raise InexactWarp(f"the model has a {kind} in flight {src} -> {dst} that was "
+                                  "not sent")
+            msg = queue.popleft()
         else:
             channel = CONTROLLER_CHANNEL
             if kind == "beat":

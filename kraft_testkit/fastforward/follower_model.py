@@ -80,6 +80,7 @@ class Loop:
     #: a compact prediction's broker answers its logic does not act on, in order, as no
     #: events but (instant, log end, high watermark) with the high watermark it leaves
     held: list | None = None
+    rep: Any = None  # its replica fetching and ISR check (replica_loops.ReplicaLoop)
 
 
 _KINDS = {  # message body -> (model kind, sent by the follower?)
@@ -139,7 +140,7 @@ class FollowerLoops:
             self._beats(loop, node)
         kinds = {}
         for (src, dst, channel), (msg, entry) in self.flights.items():
-            if n in (src, dst):
+            if n in (src, dst) and leader in (src, dst):  # a replica fetch: replica_loops
                 kind = _KINDS[type(msg.body).__name__][0]
                 kinds[kind] = (msg, entry)
         in_park = any(p.node == n for p in self.parked)
@@ -166,12 +167,9 @@ class FollowerLoops:
                 lc._self_fence_deadline() is not None:  # noqa: SLF001
             raise NotModelled(f"broker {n} is not a plain running broker")
         replicas = logic.replicas
-        if replicas.replicas:  # partitions it leads alone: an ISR check that changes nothing
-            if not replicas.active or any(
-                    r.leader != n or r.replicas != (n,) or r.isr != (n,) or r.pending
-                    for r in replicas.replicas.values()):
-                raise NotModelled(f"broker {n} hosts replicated or pending partitions")
-            loop.isr_wakes = True
+        if replicas.replicas and not replicas.active:
+            raise NotModelled(f"broker {n} hosts partitions it does not serve")
+        self._replica_loop(loop, logic)  # its replica fetches and ISR check (replica_loops)
         if replicas.active:
             loop.isr_check = replicas._next_isr_check_ms  # noqa: SLF001
             loop.isr_interval = replicas._isr_check_interval()  # noqa: SLF001
@@ -195,6 +193,8 @@ class FollowerLoops:
             return True  # re-armed elsewhere since
         if at >= loop.raft_wake or at < loop.logic_wake or loop.logic_wake == loop.beat_deadline:
             return self._stop(at, f"node {n}'s own timer")
+        if (why := self._isr_blocked(loop, at)) is not None:
+            return self._stop(at, why)
         event = Computed(at, tie, n, "timer")
         self.pred.events.append(event)
         if loop.held is not None:
@@ -210,8 +210,7 @@ class FollowerLoops:
             loop.next_beat = None
             loop.beat_deadline = at + loop.beat_timeout
             self._send(loop.beat_to_leader, at, "beat", (loop.node,))
-        if loop.isr_check is not None and at >= loop.isr_check:
-            loop.isr_check = at + loop.isr_interval
+        self._replica_tick(loop, at)  # a due replica fetch, a due ISR check
         self._logic_wake(loop)
 
     @staticmethod
@@ -219,6 +218,10 @@ class FollowerLoops:
         wake = loop.beat_deadline if loop.next_beat is None else loop.next_beat
         if loop.isr_wakes and loop.isr_check is not None:
             wake = min(wake, loop.isr_check)
+        rep = loop.rep
+        if rep is not None and rep.leaders and rep.next_fetch is not None and \
+                rep.next_fetch < wake:
+            wake = rep.next_fetch
         loop.logic_wake = wake
 
     def _at_follower(self, entry: list) -> bool:
@@ -228,6 +231,8 @@ class FollowerLoops:
         raft_wake = loop.raft_wake
         if at >= raft_wake or at >= loop.beat_deadline:
             return self._stop(at, f"node {n}'s own timer")
+        if loop.rep is not None and (why := self._isr_blocked(loop, at)) is not None:
+            return self._stop(at, why)  # its logic may run: an ISR shrink would be due
         held = loop.held
         if kind == "answer":
             _, new_end, new_hw = arg
@@ -273,8 +278,7 @@ class FollowerLoops:
                 event.held = len(held)
             loop.next_beat = at + loop.beat_interval
             loop.beat_deadline = NEVER
-            if loop.isr_check is not None and at >= loop.isr_check:
-                loop.isr_check = at + loop.isr_interval
+            self._replica_tick(loop, at)
             self._logic_wake(loop)
         logic_wake = loop.logic_wake
         self._rearm(loop, raft_wake if raft_wake < logic_wake else logic_wake)

@@ -3,7 +3,8 @@ same (tests/cluster/test_fastforward_model_output.py, benchmarks/bench_quorum_mo
 
 It covers more than ``warp.py`` reads: every event with all its fields, the leader's steps,
 the NoOps and drains, the messages in flight at the end, every loop's final state (its timer
-as the model carries it included) and the links' counters, FIFO instants and ties.
+as the model carries it included; a broker's replica loop when it follows or leads replicated
+partitions) and the links' counters, FIFO instants and ties (the replica-fetch links too).
 """
 
 from __future__ import annotations
@@ -35,4 +36,13 @@ def fingerprint(pred: QuorumPrediction) -> str:
                        _clock(lp.to_leader), _clock(lp.to_node), _clock(lp.beat_to_leader),
                        _clock(lp.beat_to_node))).encode())
     h.update(repr(sorted((k, v[1][:2]) for k, v in pred.flights.items())).encode())
+    # the brokers' replica loops, where a broker follows or leads replicated partitions (left
+    # out otherwise, so that the digests recorded before them still hold)
+    for n in sorted(pred.loops):
+        rep = pred.loops[n].rep
+        if rep is not None and (rep.leaders or rep.caught_up):
+            h.update(repr((n, rep.next_fetch, rep.leaders, sorted(rep.caught_up.items())))
+                     .encode())
+    for key in sorted(pred.links, key=repr):
+        h.update(repr((key, _clock(pred.links[key]))).encode())
     return h.hexdigest()[:16]

@@ -395,8 +395,9 @@ def apply_commit_run(process: object, pairs: Sequence[tuple[int, int]], *,
         if stop > i and hws[stop - 1] > hw0:
             top = hws[stop - 1]
             commit_at = times[bisect_left(hws, top, i)]  # the pair that moved it there
-            if logic is not None:
-                tick_commits(logic, pairs[i:stop], hw0)
+            if logic is not None:  # the last commit's logic run is on_metadata's (it may act)
+                tick_commits(logic, pairs[i:stop - 1] if acts and stop == n else pairs[i:stop],
+                             hw0)
             acted = _commit(node, hw0, top, commit_at, gen, bytes_since + (top - hw0) * size,
                             last_ms, acts)
         if stop >= n:

@@ -49,6 +49,7 @@ from kraft_testkit.fastforward.follower_model import (
     _channel,
 )
 from kraft_testkit.fastforward.observer_loop import LeaderStep, LinkClock, NotModelled
+from kraft_testkit.fastforward.replica_loops import REPLICA_KINDS, ReplicaLoops, in_order
 from kraft_testkit.metadata.delta import NOOP_VALUE
 from kraft_testkit.metadata.snapshot_generator import BATCH_OVERHEAD, RECORD_OVERHEAD
 from kraft_testkit.raft.replica_state import LEADER
@@ -109,20 +110,29 @@ class QuorumPrediction:
     waiting: list[tuple[int, int, int]] = field(default_factory=list)
     beats: dict[int, int] = field(default_factory=dict)
     check_deadline: int = 0
+    #: replica messages in flight at the start behind the first on their link (a broker's
+    #: fetch and its answer to the peer's fetch share it): (key, message, heap entry), in order
+    more_flights: list[tuple] = field(default_factory=list)
+    #: the brokers' replica-fetch links as the model's draws left them: (src, dst, channel)
+    links: dict[tuple, LinkClock] = field(default_factory=dict)
 
     @property
     def voters(self) -> dict[int, Loop]:
         return {n: lp for n, lp in self.loops.items() if lp.voter}
 
 
-def _scan_heap(cluster: Any, followers: set[int], leader: int) -> tuple[dict, int]:
-    """The follower loops' messages in the heap, by (src, dst, channel); and the first
-    instant of anything else (other than the nodes' own timers): the model stops before it."""
+def _scan_heap(cluster: Any, followers: set[int], leader: int) -> tuple[dict, list, int]:
+    """The follower loops' messages in the heap (and the brokers' replica fetches), by
+    (src, dst, channel); the replica messages behind the first on their link, in order; and
+    the first instant of anything else (other than the nodes' own timers): the model stops
+    before it."""
+    brokers = set(cluster.broker_ids)
     net = cluster.sim.network
     arrive = net._arrive_cb  # noqa: SLF001 - the network's one delivery callback
     nodes = followers | {leader}
     timers = {id(cluster.sim.process(n)._timer) for n in nodes}  # noqa: SLF001
     found: dict[tuple, tuple[Any, list]] = {}
+    replica: dict[tuple, list] = {}
     other = NEVER
     for entry in cluster.sim.scheduler._heap:  # noqa: SLF001
         fn = entry[3]
@@ -133,6 +143,10 @@ def _scan_heap(cluster: Any, followers: set[int], leader: int) -> tuple[dict, in
             other = min(other, entry[0])
             continue
         name = type(getattr(packet.msg, "body", None)).__name__
+        if packet.src in brokers and packet.dst in brokers and name in REPLICA_KINDS and \
+                packet.src != packet.dst:  # a replica fetch or its answer (replica_loops)
+            replica.setdefault((packet.src, packet.dst, None), []).append((packet.msg, entry))
+            continue
         kind = _KINDS.get(name)
         follower = packet.src if kind and kind[1] else packet.dst
         if kind is None or follower not in followers or \
@@ -142,7 +156,7 @@ def _scan_heap(cluster: Any, followers: set[int], leader: int) -> tuple[dict, in
         if key in found:
             raise NotModelled(f"two messages in flight from {packet.src} to {packet.dst}")
         found[key] = (packet.msg, entry)
-    return found, other
+    return found, in_order(replica, found), other
 
 
 def horizon_of(cluster: Any, leader: int, until_ms: int) -> tuple[int, str]:
@@ -188,7 +202,7 @@ def predict_quorum(cluster: Any, until_ms: int, *, steps: bool = True,
     return model.run()
 
 
-class _Model(FollowerLoops):
+class _Model(FollowerLoops, ReplicaLoops):
     def __init__(self, cluster: Any, until_ms: int) -> None:
         self.c = cluster
         active = cluster.active_controller
@@ -225,7 +239,7 @@ class _Model(FollowerLoops):
                 raise NotModelled(f"node {n} has a crash armed in its writes")
         self.voter_ids = set(raft.voters) - {leader}
         followers = set(cluster.roles) - {leader}
-        self.flights, other = _scan_heap(cluster, followers, leader)
+        self.flights, self.more_flights, other = _scan_heap(cluster, followers, leader)
         if other < self.horizon:
             self.horizon, self.why = other, "another event in the heap"
         # ---- the leader's state
@@ -288,9 +302,11 @@ class _Model(FollowerLoops):
         if t is not None and t[3] is not None:
             self.timer = [t[0], t[1], self.seq(), "timer", leader]
             self.heap.append(self.timer)
-        self.pred = QuorumPrediction(leader, flights=self.flights, observers=self.observers)
+        self.pred = QuorumPrediction(leader, flights=self.flights, observers=self.observers,
+                                     more_flights=self.more_flights)
         for n in sorted(followers):
             self.pred.loops[n] = self._loop(n)
+        self._replicas_start()
         heapq.heapify(self.heap)
 
     def _noop_budget(self) -> int:
@@ -324,6 +340,8 @@ class _Model(FollowerLoops):
                 done = at_leader(entry) if entry[4] == leader else follower_timer(entry)
             elif kind == "answer" or kind == "beat_answer":
                 done = at_follower(entry)
+            elif kind == "rfetch" or kind == "ranswer":
+                done = self._at_replica(entry)
             else:
                 done = at_leader(entry)
             if not done:

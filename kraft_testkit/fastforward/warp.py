@@ -37,6 +37,7 @@ from kraft_testkit.fastforward.broker_runs import AnswerRun, SharedRun
 from kraft_testkit.fastforward.bulk import InexactFastForward
 from kraft_testkit.fastforward.observer_loop import NotModelled
 from kraft_testkit.fastforward.quorum_model import QuorumPrediction, predict_quorum
+from kraft_testkit.fastforward.replica_loops import route
 from kraft_testkit.sim.network import Packet
 from kraft_testkit.sim.node import NEVER, Effects
 from kraft_testkit.sim.scheduler import Scheduler
@@ -44,7 +45,7 @@ from kraft_testkit.sim.streams import tie_at
 
 
 _CHANNELS = {"fetch": None, "answer": None, "beat": CONTROLLER_CHANNEL,
-             "beat_answer": CONTROLLER_CHANNEL}
+             "beat_answer": CONTROLLER_CHANNEL, "rfetch": None, "ranswer": None}
 
 
 class InexactWarp(InexactFastForward):
@@ -135,6 +136,9 @@ class QuorumWarp:
         for key, (msg, entry) in pred.flights.items():
             Scheduler.cancel(entry)
             queues[key] = deque([msg])
+        for key, msg, entry in pred.more_flights:  # replica messages behind the first, in order
+            Scheduler.cancel(entry)
+            queues[key].append(msg)
         # each node's timer as the process holds it: (instant, node ms) or None
         armed: dict[int, tuple[int, int] | None] = {
             n: (p._timer[0], p._timer_node_ms) if p._timer is not None and
@@ -240,9 +244,7 @@ class QuorumWarp:
                     if self.bulk else 0)
         # the messages still in flight: the model knows when they arrive
         for at, tie, _, kind, arg in pred.in_flight:
-            n = arg[0]
-            src, dst = (n, leader) if kind in ("fetch", "beat") else (leader, n)
-            channel = _CHANNELS[kind]
+            src, dst, channel = route(kind, arg, leader)
             queue = queues.get((src, dst, channel))
             if not queue:
                 raise InexactWarp(f"the model has a {kind} in flight {src} -> {dst} that was "
@@ -290,7 +292,8 @@ class QuorumWarp:
 
 
 def set_links(net: Any, pred: QuorumPrediction) -> None:
-    """Every follower's links with the leader where the model's draws left them."""
+    """Every follower's links with the leader, and the brokers' replica-fetch links, where
+    the model's draws left them."""
     leader = pred.leader
     for n, loop in pred.loops.items():
         for src, dst, channel, clock in (
@@ -302,6 +305,10 @@ def set_links(net: Any, pred: QuorumPrediction) -> None:
             link = net._link(src, dst, channel)  # noqa: SLF001
             link.sent, link.last_at, link.last_tie = clock.sent, clock._last_at, \
                 clock._last_tie  # noqa: SLF001
+    for (src, dst, channel), clock in pred.links.items():  # the brokers' replica fetches
+        link = net._link(src, dst, channel)  # noqa: SLF001
+        link.sent, link.last_at, link.last_tie = clock.sent, clock._last_at, \
+            clock._last_tie  # noqa: SLF001
 
 
 def set_timers(sim: Any, procs: dict, armed: dict, changed: set, horizon_ms: int) -> None:
