@@ -179,15 +179,6 @@ class ReplicaLoops:
         if loop.isr_check is not None and at >= loop.isr_check:
             loop.isr_check = at + loop.isr_interval
 
-    @staticmethod
-    def _logic_due(loop: Any, at: int) -> bool:
-        """Whether the broker's logic, run at ``at``, would run its replica tick's work (a
-        fetch or an ISR check), which ``logic_wake`` leaves out when it follows or leads
-        nothing."""
-        rep = loop.rep
-        return (loop.isr_check is not None and at >= loop.isr_check) or \
-            (rep is not None and rep.next_fetch is not None and at >= rep.next_fetch)
-
     def _at_replica(self, entry: list) -> bool:
         """A replica fetch at its leader broker, or its answer at the follower."""
         at, tie, _, kind, (n, peer) = entry
