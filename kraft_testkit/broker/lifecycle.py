@@ -247,12 +247,13 @@ class Lifecycle:
             return self._stop_at_ms
         if not self._active():
             return None
-        times = [self._next_comm_ms, self._registration_deadline_ms, self._shutdown_deadline_ms,
-                 self._self_fence_deadline()]
-        if self._inflight is not None:
-            times.append(self._inflight.deadline_ms)
-        due = [t for t in times if t is not None]
-        return min(due) if due else None
+        due = None  # the earliest of these (asked after every event of the broker)
+        for t in (self._next_comm_ms, self._registration_deadline_ms, self._shutdown_deadline_ms,
+                  self._self_fence_deadline(),
+                  None if self._inflight is None else self._inflight.deadline_ms):
+            if t is not None and (due is None or t < due):
+                due = t
+        return due
 
     @property
     def last_contact_ms(self) -> int | None:

@@ -227,9 +227,12 @@ class BrokerLogic:
                                  listener=listener, fenced=fenced, rng=self.rng)
 
     def next_wakeup_ms(self) -> int:
-        due = [t for t in (self.lifecycle.next_deadline(), self.alter.next_deadline(),
-                           self.replicas.next_deadline()) if t is not None]
-        return min(due) if due else NEVER
+        wake = None  # the earliest deadline of the three parts (asked after every event)
+        for t in (self.lifecycle.next_deadline(), self.alter.next_deadline(),
+                  self.replicas.next_deadline()):
+            if t is not None and (wake is None or t < wake):
+                wake = t
+        return NEVER if wake is None else wake
 
     # ------------------------------------------------------------------ internals
 

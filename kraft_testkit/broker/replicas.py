@@ -227,13 +227,23 @@ class ReplicaManager:
     def next_deadline(self) -> int | None:
         if not self.active:
             return None
-        times = []
-        if any(r.leader not in (-1, self.broker_id) for r in self.replicas.values()):
-            times.append(self._next_fetch_ms)
-        if any(r.leader == self.broker_id for r in self.replicas.values()):
-            times.append(self._next_isr_check_ms)
-        due = [t for t in times if t is not None]
-        return min(due) if due else None
+        # asked after every event of the broker: one pass, no generators (same answer)
+        me = self.broker_id
+        follows = leads = False
+        for r in self.replicas.values():
+            leader = r.leader
+            if leader == me:
+                leads = True
+            elif leader != -1:
+                follows = True
+            if follows and leads:
+                break
+        due = self._next_fetch_ms if follows else None
+        if leads:
+            isr = self._next_isr_check_ms
+            if isr is not None and (due is None or isr < due):
+                due = isr
+        return due
 
     # ------------------------------------------------------------------ queries
 
