@@ -51,6 +51,10 @@ def _envelopes(base: type, kind: str) -> dict[type, type]:
 
 _REQUEST_TYPES = _envelopes(Request, "request")
 _RESPONSE_TYPES = _envelopes(Response, "response")
+_ENVELOPE_KINDS: dict[type, str] = {
+    **dict.fromkeys(_REQUEST_TYPES.values(), "request"),
+    **dict.fromkeys(_RESPONSE_TYPES.values(), "response"),
+}
 
 
 def request(correlation_id: int, body: Message) -> Request:
@@ -89,6 +93,10 @@ class RaftCodec:
         return self._plain.frames_sent
 
     def encode(self, msg: object) -> object:
+        kind = _ENVELOPE_KINDS.get(type(msg))  # the envelopes of this module, by type
+        if kind is not None:
+            return self._plain.encode_frame(msg.body, msg.correlation_id, kind,  # type: ignore[attr-defined]
+                                            _EnvelopeFrame)
         if isinstance(msg, (Request, Response)):
             kind = "request" if isinstance(msg, Request) else "response"
             return self._plain.encode_frame(msg.body, msg.correlation_id, kind,  # type: ignore[attr-defined]
