@@ -36,6 +36,7 @@ from .state import SERVING_STATES, BrokerState
 
 _LIFECYCLE_RESPONSES = (M.BrokerRegistrationResponse, M.BrokerHeartbeatResponse)
 _BROKER_REQUESTS = (M.FetchRequest, M.MetadataRequest)
+_OWN_BODIES = (*_LIFECYCLE_RESPONSES, M.AlterPartitionResponse, M.MetadataRequest)
 METADATA_TOPIC_ID = Uuid.METADATA_TOPIC_ID
 
 
@@ -160,19 +161,27 @@ class BrokerLogic:
 
     def handles(self, src: int, msg: object) -> bool:
         """Whether ``msg`` is for this logic rather than the metadata observer beside it."""
+        # asked for every message a broker gets: loops, not generators (same answers)
         body: Any = _body(msg)
-        if isinstance(body, (*_LIFECYCLE_RESPONSES, M.AlterPartitionResponse, M.MetadataRequest)):
+        if isinstance(body, _OWN_BODIES):
             return True
         if _is(body, M.FetchRequest):
-            return not any(t.topic_id == METADATA_TOPIC_ID for t in body.topics)
+            for t in body.topics:
+                if t.topic_id == METADATA_TOPIC_ID:
+                    return False
+            return True
         if _is(body, M.FetchResponse):
             if isinstance(msg, rpc.Response) \
                     and self.replicas.owns_fetch_response(src, msg.correlation_id):
                 return True
             # replica fetch answers always name their partitions; the metadata log's never
             # name anything but __cluster_metadata
-            return bool(body.responses) and not any(
-                t.topic_id == METADATA_TOPIC_ID for t in body.responses)
+            if not body.responses:
+                return False
+            for t in body.responses:
+                if t.topic_id == METADATA_TOPIC_ID:
+                    return False
+            return True
         return False
 
     # ------------------------------------------------------------------ state
