@@ -21,6 +21,8 @@ API_VERSIONS_KEY = 18
 _SIZE = struct.Struct(">i")
 _INT32 = _SIZE
 _KEY_VERSION = struct.Struct(">hh")
+# what a NamedTuple's generated __new__ does, without its Python frame (a frame per message)
+_tuple_new = tuple.__new__
 
 RequestHeader = M.BY_NAME["RequestHeader"]
 ResponseHeader = M.BY_NAME["ResponseHeader"]
@@ -222,11 +224,11 @@ class WireCodec:
                 data = size + header[4:at] + _INT32.pack(correlation_id) + header[at + 4:] + body
                 self.bytes_sent += len(data)
                 self.frames_sent += 1
-                return (frame_type or WireFrame)(data, api_key, version, is_request)
+                return _tuple_new(frame_type or WireFrame, (data, api_key, version, is_request))
         data = frame[:at] + _INT32.pack(correlation_id) + frame[at + 4:]
         self.bytes_sent += len(data)
         self.frames_sent += 1
-        return (frame_type or WireFrame)(data, api_key, version, is_request)
+        return _tuple_new(frame_type or WireFrame, (data, api_key, version, is_request))
 
     def decode(self, frame: object) -> object:
         if not isinstance(frame, WireFrame):

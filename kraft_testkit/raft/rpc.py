@@ -49,6 +49,8 @@ def _envelopes(base: type, kind: str) -> dict[type, type]:
             for cls in table.values()}
 
 
+# the envelopes' NamedTuple __new__ without its Python frame (two envelopes per message)
+_tuple_new = tuple.__new__
 _REQUEST_TYPES = _envelopes(Request, "request")
 _RESPONSE_TYPES = _envelopes(Response, "response")
 _ENVELOPE_KINDS: dict[type, str] = {
@@ -59,11 +61,11 @@ _ENVELOPE_KINDS: dict[type, str] = {
 
 def request(correlation_id: int, body: Message) -> Request:
     """Wrap a request body; the envelope's class is named after the body's."""
-    return _REQUEST_TYPES[type(body)](correlation_id, body)
+    return _tuple_new(_REQUEST_TYPES[type(body)], (correlation_id, body))
 
 
 def response(correlation_id: int, body: Message) -> Response:
-    return _RESPONSE_TYPES[type(body)](correlation_id, body)
+    return _tuple_new(_RESPONSE_TYPES[type(body)], (correlation_id, body))
 
 
 def carrying(*body_types: type) -> Any:
