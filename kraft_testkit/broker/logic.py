@@ -248,11 +248,14 @@ class BrokerLogic:
     def _done(self, now_ms: int) -> Effects:
         """Run what is due, let the parts react to each other, and say what to send."""
         self._react(now_ms)
-        self.lifecycle.tick(now_ms)
-        self._react(now_ms)
+        lc = self.lifecycle
+        seen = (lc.state, lc.shutdown_reason, lc.self_fenced)  # all _react reads of it
+        lc.tick(now_ms)
+        if (lc.state, lc.shutdown_reason, lc.self_fenced) != seen:
+            self._react(now_ms)  # (unchanged: the first _react did all there was to do)
         self.alter.tick(now_ms)
         self.replicas.tick(now_ms)
-        return Effects(sends=self._out.drain(), timer_ms=self.next_wakeup_ms())
+        return Effects([], False, self._out.drain(), self.next_wakeup_ms())
 
     def _react(self, now_ms: int) -> None:
         lc = self.lifecycle
