@@ -133,11 +133,11 @@ class ControllerRegistrar:
         self._in_flight: tuple[int, int] | None = None  # (correlation id, sent at)
 
     def poll(self, image: MetadataImage, leader: int | None, now_ms: int) -> list:
+        reg = image.cluster.controllers.get(self.node_id)
+        if reg is not None and reg.incarnation_id == self.incarnation_id:
+            return []  # registered (asked after every event of a controller: this first)
         mv = image.metadata_version
         if leader is None or mv is None or not V.is_controller_registration_supported(mv):
-            return []
-        reg = image.cluster.controller(self.node_id)
-        if reg is not None and reg.incarnation_id == self.incarnation_id:
             return []
         if self._in_flight is not None and now_ms - self._in_flight[1] < self.RETRY_MS:
             return []
