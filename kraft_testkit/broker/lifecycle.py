@@ -195,7 +195,7 @@ class Lifecycle:
             self._after_failure(now_ms)
         if self._next_comm_ms is not None and now_ms >= self._next_comm_ms:
             self._communicate(now_ms)
-        deadline = self._self_fence_deadline()
+        deadline = self._self_fence_deadline() if self.config.broker_self_fencing else None
         if deadline is not None and now_ms >= deadline:
             self.self_fenced = True
             timeout = self.config.broker_heartbeat_timeout_ms
@@ -249,7 +249,7 @@ class Lifecycle:
             return None
         due = None  # the earliest of these (asked after every event of the broker)
         for t in (self._next_comm_ms, self._registration_deadline_ms, self._shutdown_deadline_ms,
-                  self._self_fence_deadline(),
+                  self._self_fence_deadline() if self.config.broker_self_fencing else None,
                   None if self._inflight is None else self._inflight.deadline_ms):
             if t is not None and (due is None or t < due):
                 due = t
