@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .node import KraftNode
 from .raft.invariants import RaftInvariants
 from .sim.errors import InvariantViolation
 
@@ -48,7 +49,12 @@ class ClusterInvariants:
         if touched is not None:
             if not touched:
                 return  # a message lost or vanished: no node changed
-            processes = {n: processes[n] for n in sorted(touched) if n in processes}
+            if len(touched) == 1:  # most events: one node (no sort, no comprehension)
+                for node in touched:
+                    process = processes.get(node)
+                    processes = {} if process is None else {node: process}
+            else:
+                processes = {n: processes[n] for n in sorted(touched) if n in processes}
         self.raft.check(sim, _replica, processes)
         changed = []
         seen = self._seen
@@ -64,7 +70,7 @@ class ClusterInvariants:
             return  # images are immutable: nothing new to check
         committed = self.raft.committed  # offsets below this are committed
         for process in sim.processes.values():
-            raft = getattr(process.machine, "raft", None)
+            raft = _replica(process)
             if raft is not None and raft.hw > committed:
                 committed = raft.hw
         sections = self._sections
@@ -122,11 +128,18 @@ class ClusterInvariants:
 
 def _replica(process: Any) -> Any:
     """The Raft replica of a process's node (None when it is down or not a node)."""
-    return getattr(process.machine, "raft", None)
+    machine = process.machine
+    if type(machine) is KraftNode:  # the cluster's own nodes: plain attributes
+        return machine.raft
+    return getattr(machine, "raft", None)
 
 
 def _committed_image(machine: Any) -> Any:
     """The controller's committed image, else the broker's (None for other machines)."""
+    if type(machine) is KraftNode:  # the cluster's own nodes: plain attributes
+        if machine.controller is not None:
+            return machine.controller.committed
+        return None if machine.listener is None else machine.listener.image
     controller = getattr(machine, "controller", None)
     if controller is not None:
         return controller.committed

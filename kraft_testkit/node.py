@@ -133,11 +133,11 @@ class ControllerRegistrar:
         self._in_flight: tuple[int, int] | None = None  # (correlation id, sent at)
 
     def poll(self, image: MetadataImage, leader: int | None, now_ms: int) -> list:
+        reg = image.cluster.controllers.get(self.node_id)
+        if reg is not None and reg.incarnation_id == self.incarnation_id:
+            return []  # registered (asked after every event of a controller: this first)
         mv = image.metadata_version
         if leader is None or mv is None or not V.is_controller_registration_supported(mv):
-            return []
-        reg = image.cluster.controller(self.node_id)
-        if reg is not None and reg.incarnation_id == self.incarnation_id:
             return []
         if self._in_flight is not None and now_ms - self._in_flight[1] < self.RETRY_MS:
             return []
@@ -213,6 +213,7 @@ class KraftNode:
                                      previous_broker_epoch=previous_epoch)
             self._clean_shutdown_file = CLEAN_SHUTDOWN in ctx.disk
             self._on_disk = {f"{name}-{p}": tid for tid, name, p in local}
+            self._dirs_of: tuple | None = None  # the replica objects _on_disk was made from
         self._raft_wake = NEVER
         self._logic_wake = NEVER
         self._wake: int | None = None
@@ -315,8 +316,13 @@ class KraftNode:
 
     def _replica_dirs(self) -> list:
         """Disk ops that make the replica directories match the replicas the broker hosts."""
-        now = {f"{r.topic_name}-{r.partition}": r.topic_id
-               for r in self.logic.replicas.replicas.values()}  # type: ignore[union-attr]
+        # Asked after every event of the broker. A LocalReplica's topic, id and partition are
+        # set once, when it is made: the same replica objects mean the same directories.
+        replicas = tuple(self.logic.replicas.replicas.values())  # type: ignore[union-attr]
+        if replicas == self._dirs_of:
+            return []
+        self._dirs_of = replicas
+        now = {f"{r.topic_name}-{r.partition}": r.topic_id for r in replicas}
         if now == self._on_disk:
             return []
         ops: list = [Delete(f"{name}/{PARTITION_METADATA}")

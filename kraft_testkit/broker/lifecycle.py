@@ -195,7 +195,7 @@ class Lifecycle:
             self._after_failure(now_ms)
         if self._next_comm_ms is not None and now_ms >= self._next_comm_ms:
             self._communicate(now_ms)
-        deadline = self._self_fence_deadline()
+        deadline = self._self_fence_deadline() if self.config.broker_self_fencing else None
         if deadline is not None and now_ms >= deadline:
             self.self_fenced = True
             timeout = self.config.broker_heartbeat_timeout_ms
@@ -247,12 +247,13 @@ class Lifecycle:
             return self._stop_at_ms
         if not self._active():
             return None
-        times = [self._next_comm_ms, self._registration_deadline_ms, self._shutdown_deadline_ms,
-                 self._self_fence_deadline()]
-        if self._inflight is not None:
-            times.append(self._inflight.deadline_ms)
-        due = [t for t in times if t is not None]
-        return min(due) if due else None
+        due = None  # the earliest of these (asked after every event of the broker)
+        for t in (self._next_comm_ms, self._registration_deadline_ms, self._shutdown_deadline_ms,
+                  self._self_fence_deadline() if self.config.broker_self_fencing else None,
+                  None if self._inflight is None else self._inflight.deadline_ms):
+            if t is not None and (due is None or t < due):
+                due = t
+        return due
 
     @property
     def last_contact_ms(self) -> int | None:

@@ -36,6 +36,7 @@ from .state import SERVING_STATES, BrokerState
 
 _LIFECYCLE_RESPONSES = (M.BrokerRegistrationResponse, M.BrokerHeartbeatResponse)
 _BROKER_REQUESTS = (M.FetchRequest, M.MetadataRequest)
+_OWN_BODIES = (*_LIFECYCLE_RESPONSES, M.AlterPartitionResponse, M.MetadataRequest)
 METADATA_TOPIC_ID = Uuid.METADATA_TOPIC_ID
 
 
@@ -160,19 +161,27 @@ class BrokerLogic:
 
     def handles(self, src: int, msg: object) -> bool:
         """Whether ``msg`` is for this logic rather than the metadata observer beside it."""
+        # asked for every message a broker gets: loops, not generators (same answers)
         body: Any = _body(msg)
-        if isinstance(body, (*_LIFECYCLE_RESPONSES, M.AlterPartitionResponse, M.MetadataRequest)):
+        if isinstance(body, _OWN_BODIES):
             return True
         if _is(body, M.FetchRequest):
-            return not any(t.topic_id == METADATA_TOPIC_ID for t in body.topics)
+            for t in body.topics:
+                if t.topic_id == METADATA_TOPIC_ID:
+                    return False
+            return True
         if _is(body, M.FetchResponse):
             if isinstance(msg, rpc.Response) \
                     and self.replicas.owns_fetch_response(src, msg.correlation_id):
                 return True
             # replica fetch answers always name their partitions; the metadata log's never
             # name anything but __cluster_metadata
-            return bool(body.responses) and not any(
-                t.topic_id == METADATA_TOPIC_ID for t in body.responses)
+            if not body.responses:
+                return False
+            for t in body.responses:
+                if t.topic_id == METADATA_TOPIC_ID:
+                    return False
+            return True
         return False
 
     # ------------------------------------------------------------------ state
@@ -227,20 +236,26 @@ class BrokerLogic:
                                  listener=listener, fenced=fenced, rng=self.rng)
 
     def next_wakeup_ms(self) -> int:
-        due = [t for t in (self.lifecycle.next_deadline(), self.alter.next_deadline(),
-                           self.replicas.next_deadline()) if t is not None]
-        return min(due) if due else NEVER
+        wake = None  # the earliest deadline of the three parts (asked after every event)
+        for t in (self.lifecycle.next_deadline(), self.alter.next_deadline(),
+                  self.replicas.next_deadline()):
+            if t is not None and (wake is None or t < wake):
+                wake = t
+        return NEVER if wake is None else wake
 
     # ------------------------------------------------------------------ internals
 
     def _done(self, now_ms: int) -> Effects:
         """Run what is due, let the parts react to each other, and say what to send."""
         self._react(now_ms)
-        self.lifecycle.tick(now_ms)
-        self._react(now_ms)
+        lc = self.lifecycle
+        seen = (lc.state, lc.shutdown_reason, lc.self_fenced)  # all _react reads of it
+        lc.tick(now_ms)
+        if (lc.state, lc.shutdown_reason, lc.self_fenced) != seen:
+            self._react(now_ms)  # (unchanged: the first _react did all there was to do)
         self.alter.tick(now_ms)
         self.replicas.tick(now_ms)
-        return Effects(sends=self._out.drain(), timer_ms=self.next_wakeup_ms())
+        return Effects([], False, self._out.drain(), self.next_wakeup_ms())
 
     def _react(self, now_ms: int) -> None:
         lc = self.lifecycle

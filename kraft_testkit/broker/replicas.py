@@ -162,6 +162,8 @@ class ReplicaManager:
         self._fetch_cids: dict[int, int] = {}
         self._applied_topics: Any = None  # image.topics at the last _apply (sections are shared)
         self._ok_answers: dict[int, Any] = {}  # partition index -> the error-free PartitionData
+        # leader -> (what _build_fetch_request read, the request it built)
+        self._last_fetch: dict[int, tuple[tuple, Any]] = {}
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -227,13 +229,23 @@ class ReplicaManager:
     def next_deadline(self) -> int | None:
         if not self.active:
             return None
-        times = []
-        if any(r.leader not in (-1, self.broker_id) for r in self.replicas.values()):
-            times.append(self._next_fetch_ms)
-        if any(r.leader == self.broker_id for r in self.replicas.values()):
-            times.append(self._next_isr_check_ms)
-        due = [t for t in times if t is not None]
-        return min(due) if due else None
+        # asked after every event of the broker: one pass, no generators (same answer)
+        me = self.broker_id
+        follows = leads = False
+        for r in self.replicas.values():
+            leader = r.leader
+            if leader == me:
+                leads = True
+            elif leader != -1:
+                follows = True
+            if follows and leads:
+                break
+        due = self._next_fetch_ms if follows else None
+        if leads:
+            isr = self._next_isr_check_ms
+            if isr is not None and (due is None or isr < due):
+                due = isr
+        return due
 
     # ------------------------------------------------------------------ queries
 
@@ -336,6 +348,18 @@ class ReplicaManager:
             self._fetch_cids[leader] = self._out.request(leader, self._fetch_request(reps))
 
     def _fetch_request(self, reps: list[LocalReplica]) -> Any:
+        # Rebuilt for every fetch (the offsets it sends are constant): the same inputs, the
+        # same request, so the last one per leader is kept with everything it was made from.
+        key = (self._broker_epoch(), self.rack,
+               tuple([(r.topic_id, r.topic_name, r.partition, r.leader_epoch) for r in reps]))
+        last = self._last_fetch.get(reps[0].leader)
+        if last is not None and last[0] == key:
+            return last[1]
+        request = self._build_fetch_request(reps)
+        self._last_fetch[reps[0].leader] = (key, request)
+        return request
+
+    def _build_fetch_request(self, reps: list[LocalReplica]) -> Any:
         topics: dict[Uuid, list[LocalReplica]] = {}
         for rep in reps:
             topics.setdefault(rep.topic_id, []).append(rep)

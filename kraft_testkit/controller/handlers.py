@@ -79,11 +79,10 @@ def _update_features(qc: QuorumController, ctx: ControllerContext, req) -> Contr
 def lease_task(qc: QuorumController, now_ms: int) -> int | None:
     """Fence at most ONE stale broker per timer event (Kafka's maybeFenceOneStaleBroker), so
     each fencing is its own event; wake at once while another lease has run out."""
-    ctx = qc.context(now_ms)
-    at = cluster.next_lease_expiry_ms(ctx)
+    at = cluster.lease_expiry_ms(qc.soft, qc.image)  # what next_lease_expiry_ms(ctx) answers
     if at is None or at > now_ms:
         return at
-    result = cluster.maybe_fence_one_stale_broker(ctx)
+    result = cluster.maybe_fence_one_stale_broker(qc.context(now_ms))
     if result.response is None:
         return None
     qc.submit(result, None, 0, now_ms)

@@ -242,7 +242,8 @@ class QuorumController:
 
     def next_wakeup(self, now_ms: int) -> int:
         """Run the periodic tasks that are due; return when they next need to run."""
-        self._maybe_bootstrap(now_ms)
+        if self.active or self._pending_bootstrap:  # else _maybe_bootstrap has nothing to do
+            self._maybe_bootstrap(now_ms)
         if not self.active:
             return NEVER
         wake = NEVER

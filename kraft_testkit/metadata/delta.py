@@ -330,7 +330,7 @@ class MetadataDelta:
     # ------------------------------------------------------------- cluster records
 
     def _register_broker(self, rec: Any) -> None:
-        self._brokers[rec.broker_id] = BrokerRegistration.from_record(rec)
+        self._brokers[rec.broker_id] = _registration(BrokerRegistration, rec)
 
     def _unregister_broker(self, rec: Any) -> None:
         self._registered(rec, rec.broker_id, rec.broker_epoch, "unregister")
@@ -361,7 +361,7 @@ class MetadataDelta:
             self._brokers[rec.broker_id] = changed
 
     def _register_controller(self, rec: Any) -> None:
-        self._controllers[rec.controller_id] = ControllerRegistration.from_record(rec)
+        self._controllers[rec.controller_id] = _registration(ControllerRegistration, rec)
 
     # ------------------------------------------------------------- topic records
 
@@ -649,6 +649,24 @@ NOOP_VALUE = b"\x01\x14\x00\x00"  # NoOpRecord v0 in the released frame
 _DECODED: dict[bytes, MetadataRecord] = {}
 _DECODED_ENTRIES = 512
 _DECODED_MAX_BYTES = 1024
+
+
+# ... and so each node would build the same registration from the same record object: the
+# registration (frozen, its mappings frozen) is made once per record object. The memo holds
+# the record, so its id cannot name another object while the entry lives.
+_REGISTRATIONS: dict[int, tuple[Any, Any]] = {}
+
+
+def _registration(cls: Any, rec: Any) -> Any:
+    """``cls.from_record(rec)``, once per record object."""
+    hit = _REGISTRATIONS.get(id(rec))
+    if hit is not None and hit[0] is rec:
+        return hit[1]
+    registration = cls.from_record(rec)
+    if len(_REGISTRATIONS) >= _DECODED_ENTRIES:
+        _REGISTRATIONS.clear()
+    _REGISTRATIONS[id(rec)] = (rec, registration)
+    return registration
 
 
 def replay_batches(image: MetadataImage, batches: Iterable[Any]) -> MetadataImage:

@@ -839,8 +839,18 @@ def _gen_encoder(cls: type[Message], v: int, ns: dict) -> str:
     )
 
 
+def _emit_compact_len(s: _Src, x: str) -> None:
+    """A compact array's or string's length + 1 as a uvarint: below 128 that is one byte, the
+    value itself (appended, no call); larger ones through uvarint_bytes."""
+    n = s.tmp("n")
+    s(f"{n} = len({x}) + 1")
+    s(f"if {n} < 128: out.append({n})")
+    s(f"else: out += _uvb({n})")
+
+
 def _write_tags(out: bytearray, tags: list) -> None:
-    tags.sort(key=itemgetter(0))
+    if len(tags) > 1:
+        tags.sort(key=itemgetter(0))
     out += P.uvarint_bytes(len(tags))
     for tag, data in tags:
         out += P.uvarint_bytes(tag)
@@ -862,7 +872,7 @@ def _emit_write(s: _Src, cls: type[Message], f: FieldSpec, v: int, expr: str, ns
         s("else:")
         s.depth += 1
         if compact:
-            s(f"out += _uvb(len({x}) + 1)")
+            _emit_compact_len(s, x)
         else:
             s(f"out += {s.const(P.INT32.pack, 'st')}(len({x}))")
         et = f.element_type
@@ -926,7 +936,7 @@ def _emit_write_scalar(s: _Src, t: str, compact: bool, nullable: bool, x: str, n
         s(f"if not isinstance({b}, (bytes, bytearray, memoryview)): "
           f"raise _EncodeError('expected bytes, got ' + type({b}).__name__)")
     if compact:
-        s(f"out += _uvb(len({b}) + 1)")
+        _emit_compact_len(s, b)
     elif t == "string":
         s(f"if len({b}) > 32767: raise _EncodeError('string longer than 32767 bytes')")
         s(f"out += {s.const(P.INT16.pack, 'st')}(len({b}))")

@@ -225,6 +225,12 @@ def decode_batch(data: bytes, pos: int = 0, *, verify_crc: bool = True) -> tuple
         raise CorruptRecordError(
             f"record batch of {batch_length + LOG_OVERHEAD} bytes is truncated "
             f"({len(data) - pos} bytes left)", offset=pos + 8, path="batchLength")
+    key = None
+    if type(data) is bytes and end - pos <= _BATCH_MEMO_MAX_BYTES:
+        key = data if pos == 0 and end == len(data) else data[pos:end]
+        known = _BATCHES.get(key)
+        if known is not None:  # these very bytes decoded cleanly before
+            return known, end
     actual_crc = crc32c(data[pos + CRC_START:end])
     if verify_crc and actual_crc != crc:
         raise CorruptRecordError(
@@ -248,7 +254,20 @@ def decode_batch(data: bytes, pos: int = 0, *, verify_crc: bool = True) -> tuple
     batch = _tuple_new(RecordBatch, (base_offset, records, leader_epoch, attributes,
                                      last_offset_delta, base_ts, max_ts, producer_id,
                                      producer_epoch, base_sequence, magic, crc, actual_crc == crc))
+    if key is not None and actual_crc == crc:  # (a bad CRC raises when verify_crc: not kept)
+        if len(_BATCHES) >= _BATCH_MEMO_ENTRIES:
+            _BATCHES.clear()
+        _BATCHES[key] = batch
     return batch, end
+
+
+# Every follower and observer decodes the batch bytes the leader sent (and a node reopening
+# its files decodes what it wrote): a batch whose CRC holds is remembered by its exact bytes
+# (a RecordBatch and its records are immutable tuples), so the same bytes decode once. Small
+# batches only, a bounded number (a full memo starts again).
+_BATCHES: dict[bytes, RecordBatch] = {}
+_BATCH_MEMO_ENTRIES = 256
+_BATCH_MEMO_MAX_BYTES = 4096
 
 
 def _decompress(codec: int, body: bytes, at: int) -> bytes:

@@ -21,6 +21,8 @@ API_VERSIONS_KEY = 18
 _SIZE = struct.Struct(">i")
 _INT32 = _SIZE
 _KEY_VERSION = struct.Struct(">hh")
+# what a NamedTuple's generated __new__ does, without its Python frame (a frame per message)
+_tuple_new = tuple.__new__
 
 RequestHeader = M.BY_NAME["RequestHeader"]
 ResponseHeader = M.BY_NAME["ResponseHeader"]
@@ -222,11 +224,11 @@ class WireCodec:
                 data = size + header[4:at] + _INT32.pack(correlation_id) + header[at + 4:] + body
                 self.bytes_sent += len(data)
                 self.frames_sent += 1
-                return (frame_type or WireFrame)(data, api_key, version, is_request)
+                return _tuple_new(frame_type or WireFrame, (data, api_key, version, is_request))
         data = frame[:at] + _INT32.pack(correlation_id) + frame[at + 4:]
         self.bytes_sent += len(data)
         self.frames_sent += 1
-        return (frame_type or WireFrame)(data, api_key, version, is_request)
+        return _tuple_new(frame_type or WireFrame, (data, api_key, version, is_request))
 
     def decode(self, frame: object) -> object:
         if not isinstance(frame, WireFrame):
@@ -237,22 +239,46 @@ class WireCodec:
         """``(correlation id, body)`` of a frame, as :func:`decode_request` /
         :func:`decode_response` read them."""
         data = bytes(frame.data)
-        at = _correlation_at(frame.is_request)
+        is_request = frame.is_request
+        at = 8 if is_request else 4  # _correlation_at
         key = None
         if at + 4 <= len(data) <= MEMO_MAX_BYTES:
-            key = (frame.api_key, frame.api_version, frame.is_request, data[:at] + data[at + 4:])
+            key = (frame.api_key, frame.api_version, is_request, data[:at] + data[at + 4:])
             body = self._decoded.get(key)
             if body is not None:  # these bytes decoded once already (the id is any int32)
                 return _INT32.unpack_from(data, at)[0], body
-        if frame.is_request:
-            header, body = decode_request(data)
+        body = self._after_own_header(frame, data, at)
+        if body is not None:
+            correlation_id = _INT32.unpack_from(data, at)[0]
         else:
-            header, body = decode_response(data, frame.api_key, frame.api_version)
+            if is_request:
+                header, body = decode_request(data)
+            else:
+                header, body = decode_response(data, frame.api_key, frame.api_version)
+            correlation_id = header.correlation_id
         if key is not None:
             if len(self._decoded) >= MEMO_ENTRIES:
                 self._decoded.clear()
             self._decoded[key] = body
-        return header.correlation_id, body
+        return correlation_id, body
+
+    def _after_own_header(self, frame: WireFrame, data: bytes, at: int) -> Message | None:
+        """The body of a frame whose header is, but for the correlation id, the very bytes
+        this codec writes for that API version (every frame of the simulated network): decoding
+        those bytes gives back what was encoded, so only the size prefix and the body are read.
+        None for any other frame (a real client's): the whole decoder reads it."""
+        header = self._headers.get((frame.api_key, frame.api_version, frame.is_request))
+        if header is None:
+            return None
+        end = len(header)
+        if len(data) < end or data[4:at] != header[4:at] or data[at + 4:end] != header[at + 4:end] \
+                or _SIZE.unpack_from(data, 0)[0] != len(data) - 4:
+            return None
+        cls = (M.REQUESTS if frame.is_request else M.RESPONSES)[frame.api_key]
+        body, pos = cls.decode_from(data, end, frame.api_version)
+        if pos != len(data):
+            return None  # trailing bytes: the whole decoder says so
+        return body
 
     def _memoizable(self, cls: type[Message]) -> bool:
         ok = self._memo_ok.get(cls)

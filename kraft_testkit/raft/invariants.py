@@ -84,6 +84,8 @@ class RaftInvariants:
         self._states: dict[int, Any] = {}  # listener offset -> listener state
         self.committed = 0  # the largest high watermark any replica reached
         self._committed_in: dict[int, int] = {}  # epoch -> largest high watermark seen in it
+        # what the last committed-majority check read besides the voters' replicas
+        self._majority_inputs: tuple[int, int, int, int] | None = None
         self._sim: Any = None
 
     incremental = True  # after an event, only the nodes it touched can have changed
@@ -102,7 +104,7 @@ class RaftInvariants:
         (objects that are not a :class:`RaftReplica`, such as None, are skipped).
         ``processes``: only these ({node: process}; the others did not change), default all."""
         self._sim = sim
-        changed = False
+        changed = voters_changed = False
         for node_id, process in (sim.processes if processes is None else processes).items():
             machine = replica_of(process)
             if not isinstance(machine, RaftReplica):
@@ -120,13 +122,21 @@ class RaftInvariants:
                 continue
             self._seen[node_id] = fp
             changed = True
+            if machine.is_voter or machine.dynamic:
+                voters_changed = True
             previous = self._machines.get(node_id)
             if previous is not machine:
                 self._started(node_id, previous, machine)
             self._check(node_id, machine)
             self._acked[node_id] = _need(machine)
         if changed:
-            self._check_majority(sim)
+            # The static majority check reads the voters' replicas, the committed offset, the
+            # batches compared so far and the ghosts of wiped voters: an observer's event that
+            # moved none of these (a broker's fetch) cannot change its answer.
+            inputs = (self.committed, len(self._batches), len(self._ghosts), len(self._wiped))
+            if voters_changed or inputs != self._majority_inputs:
+                self._majority_inputs = inputs
+                self._check_majority(sim)
 
     # ------------------------------------------------------------------ per replica
 

@@ -250,10 +250,11 @@ class RaftReplica(ElectionRpcs, Replication, VoterSetState):
         The simulator's hooks call this; API callers call it after ``append`` or ``resign``.
         """
         wake = _POLLS[self.role](self, now_ms)
-        for _ in range(16):  # a transition asks for another look at once
-            if wake > now_ms:
-                break
-            wake = _POLLS[self.role](self, now_ms)
+        if wake <= now_ms:  # a transition asks for another look at once (up to 16 more)
+            for _ in range(16):
+                wake = _POLLS[self.role](self, now_ms)
+                if wake > now_ms:
+                    break
         if self._next < self.hw or self._fired is None or self._fired[1] != self.epoch or \
                 self._fired[0] != self.leader_id:
             self._deliver(now_ms)

@@ -49,17 +49,23 @@ def _envelopes(base: type, kind: str) -> dict[type, type]:
             for cls in table.values()}
 
 
+# the envelopes' NamedTuple __new__ without its Python frame (two envelopes per message)
+_tuple_new = tuple.__new__
 _REQUEST_TYPES = _envelopes(Request, "request")
 _RESPONSE_TYPES = _envelopes(Response, "response")
+_ENVELOPE_KINDS: dict[type, str] = {
+    **dict.fromkeys(_REQUEST_TYPES.values(), "request"),
+    **dict.fromkeys(_RESPONSE_TYPES.values(), "response"),
+}
 
 
 def request(correlation_id: int, body: Message) -> Request:
     """Wrap a request body; the envelope's class is named after the body's."""
-    return _REQUEST_TYPES[type(body)](correlation_id, body)
+    return _tuple_new(_REQUEST_TYPES[type(body)], (correlation_id, body))
 
 
 def response(correlation_id: int, body: Message) -> Response:
-    return _RESPONSE_TYPES[type(body)](correlation_id, body)
+    return _tuple_new(_RESPONSE_TYPES[type(body)], (correlation_id, body))
 
 
 def carrying(*body_types: type) -> Any:
@@ -89,6 +95,10 @@ class RaftCodec:
         return self._plain.frames_sent
 
     def encode(self, msg: object) -> object:
+        kind = _ENVELOPE_KINDS.get(type(msg))  # the envelopes of this module, by type
+        if kind is not None:
+            return self._plain.encode_frame(msg.body, msg.correlation_id, kind,  # type: ignore[attr-defined]
+                                            _EnvelopeFrame)
         if isinstance(msg, (Request, Response)):
             kind = "request" if isinstance(msg, Request) else "response"
             return self._plain.encode_frame(msg.body, msg.correlation_id, kind,  # type: ignore[attr-defined]

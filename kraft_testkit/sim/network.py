@@ -169,6 +169,8 @@ class Network:
         self._links: dict[int, dict[object, _Link]] = {}  # src -> dst or (dst, channel) -> link
         self._channel_of = channel_of
         self._channels: dict[type, str | None] = {}  # message type -> channel, asked once
+        # (src, dst, message type) -> the link it takes: what _channel and _link answer, once
+        self._routes: dict[tuple[int, int, type], _Link] = {}
         self._profiles: list[tuple[NodeSet, NodeSet, LinkProfile]] = [(None, None, profile)]
         self._partitions: list[Topology] = []
         self._filters: list[Filter] = []
@@ -186,13 +188,10 @@ class Network:
         self._trace.record(now, "send", src, dst, type(msg).__name__)
         data = None if self.codec is None else self.codec.encode(msg)
         receiver = self._receivers.get(dst)
-        channel_of = self._channel_of
-        if channel_of is None:
-            link = self._link(src, dst)
-        else:
-            kind = type(msg)
-            channel = self._channels[kind] if kind in self._channels else self._channel(kind, msg)
-            link = self._link(src, dst) if channel is None else self._link(src, dst, channel)
+        route = (src, dst, type(msg))
+        link = self._routes.get(route)
+        if link is None:  # once per (src, dst, message type): links are never replaced
+            link = self._routes[route] = self._route(src, dst, msg)
         packet = Packet(
             src, dst, msg, data, -1 if receiver is None else receiver.incarnation, link
         )
@@ -238,6 +237,14 @@ class Network:
             self._schedule(
                 link, Packet(src, dst, msg, data, packet.incarnation, link), now + extra_ms
             )
+
+    def _route(self, src: int, dst: int, msg: object) -> _Link:
+        """The link (channel) a message of this type takes from ``src`` to ``dst``."""
+        if self._channel_of is None:
+            return self._link(src, dst)
+        kind = type(msg)
+        channel = self._channels[kind] if kind in self._channels else self._channel(kind, msg)
+        return self._link(src, dst) if channel is None else self._link(src, dst, channel)
 
     def _channel(self, kind: type, msg: object) -> str | None:
         channel = self._channel_of(msg)  # type: ignore[misc]

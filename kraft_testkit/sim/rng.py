@@ -13,7 +13,7 @@ import hashlib
 import random
 
 from kraft_testkit.sim.errors import InvalidArgument
-from kraft_testkit.sim.streams import _COMPACT  # json.dumps(..., separators=(",", ":"))
+from kraft_testkit.sim.streams import compact_json  # json.dumps(..., separators=(",", ":"))
 
 
 def check_seed(seed: object) -> int:
@@ -24,7 +24,7 @@ def check_seed(seed: object) -> int:
 
 
 def _derive(seed: int, path: tuple[str, ...]) -> int:
-    canonical = _COMPACT.encode([seed, *path]).encode()
+    canonical = compact_json([seed, *path]).encode()
     return int.from_bytes(hashlib.sha256(canonical).digest(), "big")
 
 

@@ -24,6 +24,24 @@ _SCALE53 = 2.0 ** -53
 # what json.dumps(obj, separators=(",", ":")) writes, without a new encoder per call (every
 # node, link and timer stream of a boot derives its key here)
 _COMPACT = json.JSONEncoder(separators=(",", ":"))
+_JSON_STR = json.encoder.encode_basestring_ascii  # the str writer _COMPACT itself uses
+_int_text = int.__repr__  # and its int writer
+
+
+def compact_json(items: list) -> str:
+    """``_COMPACT.encode(items)`` for a list of strs and ints (a stream's seed and path),
+    written directly with the writers the JSON encoder uses for them (the encoder's own
+    set-up per call cost more than the text); anything else goes through the encoder."""
+    parts = []
+    for x in items:
+        kind = type(x)
+        if kind is str:
+            parts.append(_JSON_STR(x))
+        elif kind is int:
+            parts.append(_int_text(x))
+        else:
+            return _COMPACT.encode(items)
+    return "[" + ",".join(parts) + "]"
 
 
 def mix64(z: int) -> int:
@@ -35,7 +53,7 @@ def mix64(z: int) -> int:
 
 def stream_key(seed: int, path: tuple[str, ...]) -> int:
     """A 64-bit key for the stream at ``path`` under ``seed`` (the same in every process)."""
-    canonical = _COMPACT.encode(["counter", seed, *path]).encode()
+    canonical = compact_json(["counter", seed, *path]).encode()
     return int.from_bytes(hashlib.sha256(canonical).digest()[:8], "big")
 
 

@@ -31,3 +31,34 @@ def test_replay_with_the_decode_memo_is_replay_without(monkeypatch) -> None:
     assert cold == warm == plain
     assert plain.topic("t") is not None and len(plain.cluster.brokers) == 4
     assert plain.provenance.offset == batches[-1].last_offset
+
+
+def test_a_record_object_makes_one_registration_equal_to_from_record(monkeypatch) -> None:
+    """Registrations are made once per (shared, decoded) record object; what the memo gives
+    is what ``from_record`` makes, and the same content in another object, or other content,
+    is never answered from another record's entry."""
+    from kraft_testkit.metadata import BrokerRegistration
+
+    from metadata_helpers import broker
+
+    D._REGISTRATIONS.clear()
+    a, same_as_a, b = broker(1, 10), broker(1, 10), broker(1, 11)
+    first = D._registration(BrokerRegistration, a)
+    assert D._registration(BrokerRegistration, a) is first  # every node: one object
+    assert first == BrokerRegistration.from_record(a)
+    assert D._registration(BrokerRegistration, same_as_a) == first
+    assert D._registration(BrokerRegistration, b) == BrokerRegistration.from_record(b) != first
+    assert all(rec is D._REGISTRATIONS[id(rec)][0] for rec in (a, same_as_a, b))  # held: ids stay
+
+    # a whole run's replay: memo warm, cold, or full at once gives the same image
+    c = Cluster(3, 4, seed=9)
+    c.faults.kill(c.brokers[1])
+    c.faults.start(c.brokers[1])
+    c.run_for(2_000)  # registered again: a new epoch
+    batches = _committed_batches(c)
+    warm = D.replay_batches(MetadataImage.EMPTY, batches)
+    monkeypatch.setattr(D, "_DECODED_ENTRIES", 0)  # both memos start again at every record
+    D._DECODED.clear()
+    D._REGISTRATIONS.clear()
+    plain = D.replay_batches(MetadataImage.EMPTY, batches)
+    assert warm == plain and len(plain.cluster.brokers) == 4

@@ -172,3 +172,40 @@ def test_errors_say_how_to_replay_the_run():
     q = Quorum(3, seed=4)
     with pytest.raises(NoProgress, match=r"replay with Quorum\(voters=3, observers=0, seed=4\)"):
         q.run_until(lambda q: False, 10)
+
+
+def test_replica_dirs_follow_the_replicas_after_every_event():
+    """``KraftNode._replica_dirs`` skips its work while the broker holds the same replica
+    objects: after every event, what it last wrote (``_on_disk``) is what the replicas are,
+    through creations, new partitions, a reassignment, a deletion and a restart."""
+    c = Cluster(1, 3, seed=2)
+
+    def check() -> None:
+        for broker in c.brokers:
+            node = c.broker(broker.id)
+            if node is None or node.logic is None:
+                continue
+            now = {f"{r.topic_name}-{r.partition}": r.topic_id
+                   for r in node.logic.replicas.replicas.values()}
+            assert node._on_disk == now, (c.now_ms, broker.id)
+
+    def run(ms: int) -> None:
+        end = c.now_ms + ms
+        while c.sim.scheduler.next_at() is not None and c.sim.scheduler.next_at() <= end:
+            c.sim.step()
+            check()
+
+    c.create_topic("a", 2, 2)
+    run(300)
+    c.create_partitions("a", 4)
+    c.create_topic("b", 1, 1)
+    run(300)
+    c.reassign("a", 0, [b.id for b in c.brokers][-2:])
+    run(3_000)
+    c.delete_topic("b")
+    run(300)
+    c.faults.kill(c.brokers[0].id)
+    c.delete_topic("a")
+    c.faults.start(c.brokers[0].id)
+    run(3_000)
+    check()

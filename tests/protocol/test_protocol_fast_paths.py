@@ -308,3 +308,31 @@ def test_log_record_fields():
     assert (r.offset, r.timestamp, r.record, r.payload.message, r.is_control) == (
         3, 1_000, lb.batch.records[0], M.NoOpRecord(), False)
     assert r == LogRecord(offset=3, timestamp=1_000, record=lb.batch.records[0], payload=r.payload)
+
+
+def test_the_batch_memo_answers_only_for_the_same_bytes_whose_crc_holds(monkeypatch):
+    """``decode_batch`` remembers cleanly decoded batches by their exact bytes: a memo hit is
+    what decoding gives, inside a larger buffer too; other bytes (a flipped bit, a bad CRC)
+    are decoded (and refused) as without the memo, and a bad-CRC batch read with
+    ``verify_crc=False`` is never remembered."""
+    records._BATCHES.clear()
+    good = RecordBatch.build(7, [b"a", b"bc"], timestamp_ms=5, leader_epoch=3).encode()
+    first, end = records.decode_batch(good)
+    assert end == len(good) and records._BATCHES[good] is first
+    again, _ = records.decode_batch(bytes(good))  # equal bytes, another object
+    assert again is first
+    framed = b"junk" + good + good  # the same batch inside a larger buffer
+    assert records.decode_batch(framed, 4) == (first, 4 + len(good))
+    assert records.decode_batch(framed, 4 + len(good))[0] is first
+    bad = bytearray(good)
+    bad[17] ^= 1  # the stored CRC no longer holds
+    bad = bytes(bad)
+    with pytest.raises(DecodeError, match="CRC"):
+        records.decode_batch(bad)
+    unchecked, _ = records.decode_batch(bad, verify_crc=False)
+    assert not unchecked.crc_valid and bad not in records._BATCHES
+    with pytest.raises(DecodeError, match="CRC"):
+        records.decode_batch(bad)
+    monkeypatch.setattr(records, "_BATCH_MEMO_ENTRIES", 0)  # no memo at all: the same answers
+    records._BATCHES.clear()
+    assert records.decode_batch(framed, 4) == (first, 4 + len(good))

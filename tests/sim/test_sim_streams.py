@@ -8,6 +8,8 @@ import copy
 import pickle
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from sim_helpers import Msg, Other, Script, recorder
 
 from kraft_testkit.sim import Fixed, InvalidArgument, LinkProfile, Normal, Simulation, Uniform
@@ -153,3 +155,15 @@ def test_the_inline_draws_of_a_plain_link_are_message_randoms(latency, monkeypat
 def test_a_link_that_draws_more_than_latency_and_tie_is_not_plain():
     sim = _two_channel_pair(5, Script(), LinkProfile(latency=Normal(8, 6, low=0)))
     assert sim.network._link(1, 2).plain is None  # noqa: SLF001
+
+
+@given(st.lists(st.text() | st.integers() | st.booleans() | st.none() |
+                st.floats(allow_nan=False), max_size=6))
+def test_compact_json_is_the_json_encoders_text(items):
+    """Stream keys hash ``compact_json`` of (seed, path): it must be the compact JSON text
+    (``json.dumps(..., separators=(",", ":"))``) for anything, strs and ints written directly."""
+    import json
+
+    from kraft_testkit.sim.streams import compact_json
+
+    assert compact_json(items) == json.dumps(items, separators=(",", ":"))
