@@ -31,11 +31,17 @@ from kraft_testkit.broker.channel import CONTROLLER_CHANNEL, channel_of
 from kraft_testkit.fastforward.broker_runs import AnswerRun, SharedRun
 from kraft_testkit.fastforward.follower_fetches import FollowerFetches
 from kraft_testkit.fastforward.leader_bulk import LeaderBulk, answer
-from kraft_testkit.fastforward.quorum_model import QuorumPrediction
+from kraft_testkit.fastforward.prediction import QuorumPrediction
 from kraft_testkit.fastforward.replica_loops import route
-from kraft_testkit.fastforward.warp import InexactWarp, set_links, set_timers
+from kraft_testkit.fastforward.warp import (
+    InexactWarp,
+    apply_effects,
+    hand_back,
+    rearm_after_run,
+    set_links,
+    set_timers,
+)
 from kraft_testkit.raft import rpc
-from kraft_testkit.sim.network import Packet
 from kraft_testkit.sim.node import NEVER, Effects
 from kraft_testkit.sim.scheduler import Scheduler
 
@@ -90,17 +96,15 @@ def materialize_compact(warp: Any, pred: QuorumPrediction) -> None:
         run = runs.pop(node)
         last, sends = run.apply(shared, acts)
         fetches.last[node] = run.request()
-        machine = procs[node].machine
-        wake = min(machine._raft_wake, machine._logic_wake)  # noqa: SLF001
-        if wake != machine._wake:  # noqa: SLF001
-            machine._wake = wake  # noqa: SLF001
-            now_armed = armed[node]
-            if now_armed is None or now_armed[0] != max(last, wake):
-                armed[node] = (max(last, wake), wake)
-                changed.add(node)
-            else:
-                armed[node] = (now_armed[0], wake)
+        rearm_after_run(procs[node].machine, node, last, armed, changed)
         return sends
+
+    def take(src: int, dst: int, channel: str | None, what: str) -> Any:
+        """The next message on a link the stretch handed over (one the peer's code sent)."""
+        queue = queues.get((src, dst, channel))
+        if not queue:
+            raise InexactWarp(f"the model has a {what} from {src} to {dst} that was not sent")
+        return queue.popleft()
 
     def heartbeat_answer(node: int) -> Any:
         """The leader's answer to the heartbeat the broker has out: one sent before the
@@ -117,11 +121,7 @@ def materialize_compact(warp: Any, pred: QuorumPrediction) -> None:
         node, at, kind = ev.node, ev.at_ms, ev.kind
         if node == leader:
             if kind == "beat":  # the leader records the request (leader_bulk.py)
-                queue = queues.get((ev.peer, leader, CONTROLLER_CHANNEL))
-                if not queue:
-                    raise InexactWarp(f"at {at} ms: a heartbeat of {ev.peer} arrives, but "
-                                      "none was sent")
-                bulk.requests[ev.peer] = queue.popleft()
+                bulk.requests[ev.peer] = take(ev.peer, leader, CONTROLLER_CHANNEL, "heartbeat")
                 delivered += 1
             continue
         proc = procs[node]
@@ -146,11 +146,7 @@ def materialize_compact(warp: Any, pred: QuorumPrediction) -> None:
                 changed.add(node)
             elif kind in ("rfetch", "ranswer"):  # a replica fetch or its answer (broker to broker)
                 src = ev.peer
-                queue = queues.get((src, node, None))
-                if not queue:
-                    raise InexactWarp(f"at {at} ms: the model delivers a {kind} to {node} "
-                                      f"from {src}, but nothing was sent")
-                msg = queue.popleft()
+                msg = take(src, node, None, kind)
                 delivered += 1
             else:
                 raise InexactWarp(f"at {at} ms: a {kind} at {node} in a compact stretch")
@@ -163,12 +159,7 @@ def materialize_compact(warp: Any, pred: QuorumPrediction) -> None:
                     machine.on_message(src, msg, at)
         if effects is None:
             continue
-        if effects.writes or effects.sync:
-            disk = proc.disk
-            for op in effects.writes:
-                disk.apply(op)
-            if effects.sync:
-                disk.sync()
+        apply_effects(proc, effects, at, armed, changed)
         for dst, msg in effects.sends:
             key = (node, dst, channel_of(msg))
             if fetches.owns(key):
@@ -182,18 +173,6 @@ def materialize_compact(warp: Any, pred: QuorumPrediction) -> None:
                                   f"{dst}, outside the cluster")
             sent += 1
             queues.setdefault(key, deque()).append(msg)
-        if effects.timer_ms is not None:
-            node_ms = effects.timer_ms
-            now_armed = armed[node]
-            if node_ms >= NEVER:
-                if now_armed is not None:
-                    armed[node] = None
-                    changed.add(node)
-            elif now_armed is not None and now_armed[0] == max(at, node_ms):
-                armed[node] = (now_armed[0], node_ms)
-            else:
-                armed[node] = (max(at, node_ms), node_ms)
-                changed.add(node)
     end = pred.horizon_ms - 1
     bulk.sync(end)
     for node in followers:
@@ -208,28 +187,15 @@ def materialize_compact(warp: Any, pred: QuorumPrediction) -> None:
             channel = None
         elif kind in ("rfetch", "ranswer"):
             src, dst, channel = route(kind, arg, leader)
-            queue = queues.get((src, dst, channel))
-            if not queue:
-                raise InexactWarp(f"the model has a {kind} in flight {src} -> {dst} that was "
-                                  "not sent")
-            msg = queue.popleft()
+            msg = take(src, dst, channel, kind)
+        elif kind == "beat":
+            src, dst, channel = n, leader, CONTROLLER_CHANNEL
+            msg = take(src, dst, channel, "heartbeat")
         else:
-            channel = CONTROLLER_CHANNEL
-            if kind == "beat":
-                src, dst = n, leader
-                queue = queues.get((src, dst, channel))
-                if not queue:
-                    raise InexactWarp(f"the model has a heartbeat of {n} in flight that was "
-                                      "not sent")
-                msg = queue.popleft()
-            else:
-                src, dst = leader, n
-                msg, built = heartbeat_answer(n)
-                sent += built
-        link = net._link(src, dst, channel)  # noqa: SLF001
-        data = None if net.codec is None else net.codec.encode(msg)
-        packet = Packet(src, dst, msg, data, procs[dst].incarnation, link)
-        sched.call_at(at, net._arrive_cb, packet, tie)  # noqa: SLF001
+            src, dst, channel = leader, n, CONTROLLER_CHANNEL
+            msg, built = heartbeat_answer(n)
+            sent += built
+        hand_back(sim, procs, src, dst, channel, msg, at, tie)
     left = {k: len(q) for k, q in queues.items() if q}
     if left:
         raise InexactWarp(f"sent in the stretch but not in the model: {left}")

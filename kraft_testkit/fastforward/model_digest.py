@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from kraft_testkit.fastforward.quorum_model import QuorumPrediction
+from kraft_testkit.fastforward.prediction import QuorumPrediction
 
 
 def _clock(clock: Any) -> tuple | None:

@@ -152,16 +152,7 @@ class QuorumWarp:
 
         def flush(node: int) -> None:
             last, _ = runs.pop(node).apply(shared)
-            machine = procs[node].machine
-            wake = min(machine._raft_wake, machine._logic_wake)  # noqa: SLF001
-            if wake != machine._wake:  # noqa: SLF001
-                machine._wake = wake  # noqa: SLF001
-                now_armed = armed[node]
-                if now_armed is None or now_armed[0] != max(last, wake):
-                    armed[node] = (max(last, wake), wake)
-                    changed.add(node)
-                else:
-                    armed[node] = (now_armed[0], wake)
+            rearm_after_run(procs[node].machine, node, last, armed, changed)
 
         hooks = net._hooks  # noqa: SLF001 - on_deliver hooks see every computed delivery too
         for ev in pred.events:
@@ -213,30 +204,13 @@ class QuorumWarp:
                 continue
             if type(effects) is not Effects:
                 raise InexactWarp(f"node {node} returned {type(effects).__name__}")
-            if effects.writes or effects.sync:
-                disk = proc.disk
-                for op in effects.writes:
-                    disk.apply(op)
-                if effects.sync:
-                    disk.sync()
+            apply_effects(proc, effects, at, armed, changed)
             for dst, msg in effects.sends:
                 if dst not in procs:
                     raise InexactWarp(f"at {at} ms node {node} sent {type(msg).__name__} to "
                                       f"{dst}, outside the cluster")
                 queues.setdefault((node, dst, channel_of(msg)), deque()).append(msg)
                 sent += 1
-            if effects.timer_ms is not None:
-                node_ms = effects.timer_ms
-                now_armed = armed[node]
-                if node_ms >= NEVER:
-                    if now_armed is not None:
-                        armed[node] = None
-                        changed.add(node)
-                elif now_armed is not None and now_armed[0] == max(at, node_ms):
-                    armed[node] = (now_armed[0], node_ms)  # the process keeps its entry
-                else:
-                    armed[node] = (max(at, node_ms), node_ms)
-                    changed.add(node)
         for node in sorted(runs):
             flush(node)
         self._count("voter fetches at the leader alone", voters_alone)
@@ -249,11 +223,7 @@ class QuorumWarp:
             if not queue:
                 raise InexactWarp(f"the model has a {kind} in flight {src} -> {dst} that was "
                                   "not sent")
-            msg = queue.popleft()
-            link = net._link(src, dst, channel)  # noqa: SLF001
-            data = None if net.codec is None else net.codec.encode(msg)
-            packet = Packet(src, dst, msg, data, procs[dst].incarnation, link)
-            sched.call_at(at, net._arrive_cb, packet, tie)  # noqa: SLF001
+            hand_back(sim, procs, src, dst, channel, queue.popleft(), at, tie)
         left = {k: len(q) for k, q in queues.items() if q}
         if left:
             raise InexactWarp(f"sent in the stretch but not in the model: {left}")
@@ -289,6 +259,54 @@ class QuorumWarp:
         if not sends and timer is None:
             return None
         return Effects([], False, sends, timer)
+
+
+def rearm_after_run(machine: Any, node: int, last: int, armed: dict, changed: set) -> None:
+    """A node's timer after a run of answers applied up to ``last``: its wake-up is the
+    earlier of Raft's and its logic's (the process keeps an entry already at that instant)."""
+    wake = min(machine._raft_wake, machine._logic_wake)  # noqa: SLF001
+    if wake != machine._wake:  # noqa: SLF001
+        machine._wake = wake  # noqa: SLF001
+        now_armed = armed[node]
+        if now_armed is None or now_armed[0] != max(last, wake):
+            armed[node] = (max(last, wake), wake)
+            changed.add(node)
+        else:
+            armed[node] = (now_armed[0], wake)
+
+
+def apply_effects(proc: Any, effects: Effects, at: int, armed: dict, changed: set) -> None:
+    """A node event's writes (in order, then the sync) and its timer, as the process would
+    apply them (its sends are the caller's)."""
+    if effects.writes or effects.sync:
+        disk = proc.disk
+        for op in effects.writes:
+            disk.apply(op)
+        if effects.sync:
+            disk.sync()
+    if effects.timer_ms is not None:
+        node, node_ms = proc.node_id, effects.timer_ms
+        now_armed = armed[node]
+        if node_ms >= NEVER:
+            if now_armed is not None:
+                armed[node] = None
+                changed.add(node)
+        elif now_armed is not None and now_armed[0] == max(at, node_ms):
+            armed[node] = (now_armed[0], node_ms)  # the process keeps its entry
+        else:
+            armed[node] = (max(at, node_ms), node_ms)
+            changed.add(node)
+
+
+def hand_back(sim: Any, procs: dict, src: int, dst: int, channel: str | None, msg: Any,
+              at: int, tie: int) -> None:
+    """A message the model has still in flight at the horizon, back in the heap at its
+    ``(at, tie)`` (encoded, in wire mode)."""
+    net = sim.network
+    link = net._link(src, dst, channel)  # noqa: SLF001
+    data = None if net.codec is None else net.codec.encode(msg)
+    packet = Packet(src, dst, msg, data, procs[dst].incarnation, link)
+    sim.scheduler.call_at(at, net._arrive_cb, packet, tie)  # noqa: SLF001
 
 
 def set_links(net: Any, pred: QuorumPrediction) -> None:
