@@ -66,7 +66,7 @@ class LinkClock:
     def of(cls, network: object, src: int, dst: int, channel: str | None = None) -> LinkClock:
         """A clock that continues the link (``channel``: None for the default one) from
         ``src`` to ``dst`` where it is now (a copy: the network's own link is not touched)."""
-        link = network._link(src, dst, channel)  # type: ignore[attr-defined]
+        link = network._peek_link(src, dst, channel)  # type: ignore[attr-defined]
         return cls(link.key, link.profile, link.sent, link.last_at, link.last_tie)
 
     def arrival(self, sent_at: int) -> tuple[int, int]:

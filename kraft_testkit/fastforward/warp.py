@@ -324,6 +324,8 @@ def set_links(net: Any, pred: QuorumPrediction) -> None:
             link.sent, link.last_at, link.last_tie = clock.sent, clock._last_at, \
                 clock._last_tie  # noqa: SLF001
     for (src, dst, channel), clock in pred.links.items():  # the brokers' replica fetches
+        if not clock.sent:
+            continue  # never used: the network makes a link at its first message
         link = net._link(src, dst, channel)  # noqa: SLF001
         link.sent, link.last_at, link.last_tie = clock.sent, clock._last_at, \
             clock._last_tie  # noqa: SLF001

@@ -306,17 +306,26 @@ class Network:
         key = dst if channel is None else (dst, channel)
         link = row.get(key)
         if link is None:
-            name = f"link-{src}-{dst}" if channel is None else f"link-{src}-{dst}/{channel}"
-            stream = stream_key(self._rng.root_seed, (*self._rng.path, name))
-            link = row[key] = _Link(
-                src,
-                dst,
-                self._profile_for(src, dst),
-                None,  # made on first use (see _Link.rng)
-                stream,
-                any(t.blocks(src, dst) for t in self._partitions),
-            )
+            link = row[key] = self._new_link(src, dst, channel)
         return link
+
+    def _peek_link(self, src: int, dst: int, channel: str | None = None) -> _Link:
+        """The link as ``_link`` has or would make it, without keeping a new one (a link
+        exists from its first message on: the idle warp's model reads links it may not use)."""
+        link = self._links.get(src, {}).get(dst if channel is None else (dst, channel))
+        return link if link is not None else self._new_link(src, dst, channel)
+
+    def _new_link(self, src: int, dst: int, channel: str | None) -> _Link:
+        name = f"link-{src}-{dst}" if channel is None else f"link-{src}-{dst}/{channel}"
+        stream = stream_key(self._rng.root_seed, (*self._rng.path, name))
+        return _Link(
+            src,
+            dst,
+            self._profile_for(src, dst),
+            None,  # made on first use (see _Link.rng)
+            stream,
+            any(t.blocks(src, dst) for t in self._partitions),
+        )
 
     def _all_links(self) -> Iterable[tuple[int, int, _Link]]:
         for row in self._links.values():
