@@ -5,7 +5,11 @@ instant where the quorum is idle, :func:`~kraft_testkit.fastforward.quorum_model
 predict_quorum` computes the stretch up to a horizon (the run's end, or the first thing it
 does not model: the log cleaner, a snapshot by interval or bytes, the controller's other
 periodic tasks, a voter's own timer, any other event in the heap). No scheduler event runs
-for it. Then every node is *materialized* as stepping would have left it:
+for it. Then every node is *materialized* as stepping would have left it, by one of two
+paths. The default is the compact path (``compact.py``): the model's compact prediction,
+the leader and the followers' fetch loops set from it, the brokers' logic alone replayed.
+With ``network.on_deliver`` hooks (they must see every message) or ``bulk=False`` it is the
+replay path here (:meth:`QuorumWarp.materialize`):
 
 - each computed event is handed to the node's state machine at its instant, in the model's
   order (``on_timer`` for the leader's timers, ``on_message`` with the fetch or answer the
