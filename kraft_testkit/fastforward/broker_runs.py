@@ -101,10 +101,11 @@ class AnswerRun:
 
     def logic_event(self, at: int, src: int | None, msg: Any) -> Effects:
         """A broker event only its logic acts on while answers are held back: its timer (a
-        due heartbeat leaves) or a heartbeat's answer (``msg``). The logic sees the metadata
-        offset the held answers committed by now; Raft is not due (the model stops before
-        it is), and the node's wake-up is left for :meth:`apply` to set. The effects carry
-        the logic's messages only."""
+        due heartbeat, ISR check or replica fetch), a heartbeat's answer, a replica fetch or
+        its answer (``msg`` from ``src``). The logic sees the metadata offset the held
+        answers committed by now, and has run at each of their commits (``tick_commits``);
+        Raft is not due (the model stops before it is), and the node's wake-up is left for
+        :meth:`apply` to set. The effects carry the logic's messages only."""
         node = self.process.machine
         logic = node.logic
         if self.pairs and self.pairs[-1][1] > self.raft.hw:  # what heartbeats report
@@ -132,7 +133,7 @@ class AnswerRun:
             append_fetched_noops(process, runs.covering(self.start_end, self.end), self.end)
         sends: tuple = ()
         if self.pairs[-1][1] > raft.hw:  # some answer moved the high watermark
-            done = apply_commit_run(process, self.pairs, acts=acts)
+            done = apply_commit_run(process, self.pairs, acts=acts, ticked=self.ticked)
             if done.stopped is not None or done.applied != len(self.pairs):
                 raise InexactFastForward(f"broker {raft.id}'s answers stopped: {done.stopped}")
             sends = done.sends

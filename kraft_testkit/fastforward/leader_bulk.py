@@ -36,15 +36,14 @@ from kraft_testkit.raft import rpc
 LATENCIES_KEPT, LATENCIES_DROPPED = 1000, 500
 
 
-def answer(qc: Any, broker: int, request: Any) -> Any:
-    """The controller's answer to a steady broker's heartbeat ``request`` (an envelope):
-    ``process_broker_heartbeat`` for a registered, unfenced broker that wants neither fencing
-    nor shutting down."""
-    body = request.body
+def answer(qc: Any, broker: int, cid: int, body: Any) -> Any:
+    """The controller's answer (an envelope) to a steady broker's heartbeat request ``cid``,
+    ``body``: ``process_broker_heartbeat`` for a registered, unfenced broker that wants
+    neither fencing nor shutting down."""
     session = qc.soft[SOFT_STATE_KEY].peek(broker)
     if session is None or body.want_fence or body.want_shut_down:
         raise InexactFastForward(f"broker {broker}'s heartbeat is not a steady one")
-    return rpc.response(request.correlation_id, M.BrokerHeartbeatResponse(
+    return rpc.response(cid, M.BrokerHeartbeatResponse(
         error_code=ErrorCode.NONE,
         is_caught_up=body.current_metadata_offset >= session.registration_offset,
         is_fenced=False, should_shut_down=False))
@@ -79,7 +78,7 @@ class LeaderBulk:
     def finish(self, pred: Any, brokers: dict[int, Any]) -> None:
         """The leader at the stretch's end (after :meth:`sync` to its last instant):
         commits, sessions, commit latencies, heartbeats waiting. ``brokers``: broker ->
-        its heartbeat in flight (an envelope) or None."""
+        the heartbeat it has out (its lifecycle's in-flight record) or None."""
         qc = self.qc
         if pred.commits:
             done = apply_commit_run(self.process, pred.commits)
@@ -100,11 +99,10 @@ class LeaderBulk:
         for b, offset, arrival in pred.waiting:
             w = before.get((b, offset, arrival))
             if w is None:
-                request = brokers.get(b)
-                if request is None:
+                f = brokers.get(b)
+                if f is None or f.cid is None:
                     raise InexactFastForward(f"broker {b}'s heartbeat waits at the leader but "
                                              "none is in flight")
-                w = _Waiting(offset, b, request.correlation_id, answer(qc, b, request).body,
-                             arrival)
+                w = _Waiting(offset, b, f.cid, answer(qc, b, f.cid, f.body).body, arrival)
             waiting.append(w)
         qc._waiting = waiting  # noqa: SLF001

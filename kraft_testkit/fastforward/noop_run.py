@@ -311,7 +311,8 @@ class CommitRun:
 
 
 def apply_commit_run(process: object, pairs: Sequence[tuple[int, int]], *,
-                     through_snapshots: bool = False, acts: bool = False) -> CommitRun:
+                     through_snapshots: bool = False, acts: bool = False,
+                     ticked: int = 0) -> CommitRun:
     """The node's high watermark moving to each ``(instant, high watermark)`` in turn over NoOp
     batches of its log, with what every listener does at each commit, as one call: the
     controller's replay (committed image provenance, committed offset and record count), the
@@ -323,7 +324,8 @@ def apply_commit_run(process: object, pairs: Sequence[tuple[int, int]], *,
     log cleaner's next run; :class:`CommitRun` says where and why.
 
     ``acts``: a broker's logic may be due at the last pair (a heartbeat, an ISR check): what
-    it does there is done, and what it sends is returned (``CommitRun.sends``)."""
+    it does there is done, and what it sends is returned (``CommitRun.sends``). ``ticked``:
+    the first pairs whose commits the broker's logic has already seen (``tick_commits``)."""
     node = _node(process)
     raft = node.raft  # type: ignore[attr-defined]
     qc, logic = node.controller, node.logic  # type: ignore[attr-defined]
@@ -395,9 +397,10 @@ def apply_commit_run(process: object, pairs: Sequence[tuple[int, int]], *,
         if stop > i and hws[stop - 1] > hw0:
             top = hws[stop - 1]
             commit_at = times[bisect_left(hws, top, i)]  # the pair that moved it there
-            if logic is not None:  # the last commit's logic run is on_metadata's (it may act)
-                tick_commits(logic, pairs[i:stop - 1] if acts and stop == n else pairs[i:stop],
-                             hw0)
+            k = max(i, ticked)
+            if logic is not None and k < stop:  # the last commit's logic run is on_metadata's
+                tick_commits(logic, pairs[k:stop - 1] if acts and stop == n else pairs[k:stop],
+                             hw0 if k == i else max(hw0, hws[k - 1]))
             acted = _commit(node, hw0, top, commit_at, gen, bytes_since + (top - hw0) * size,
                             last_ms, acts)
         if stop >= n:

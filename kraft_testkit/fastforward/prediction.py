@@ -44,10 +44,10 @@ class QuorumPrediction:
     in_flight: list[tuple] = field(default_factory=list)
     #: what was in flight at the start: (src, dst, channel) -> (message, heap entry)
     flights: dict[tuple, tuple[Any, list]] = field(default_factory=dict)
-    #: the leader's record of each broker (an observer) at the end, as its fetch handler and
-    #: its answers to parked fetches leave it: broker -> [last fetch ms, end offset, caught
-    #: up ms] (the warp sets it without running the leader's handler for brokers)
-    observers: dict[int, list] = field(default_factory=dict)
+    #: the leader's record of each follower (voters and brokers) at the end, as its fetch
+    #: handler and its answers to parked fetches leave it: node -> [last fetch ms, end
+    #: offset, caught up ms] (the compact path sets it without running the leader's code)
+    records: dict[int, list] = field(default_factory=dict)
     #: the fetches parked at the leader at the end, in the leader's order: (node, deadline)
     parked: list[tuple[int, int]] = field(default_factory=list)
     #: the leader's last event in the stretch: (instant, Raft wake-up, node wake-up after it)

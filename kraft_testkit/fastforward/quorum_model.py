@@ -60,12 +60,12 @@ def predict_quorum(cluster: Any, until_ms: int, *, steps: bool = True,
     """The idle cluster's metadata traffic from now up to ``until_ms`` (see the module);
     ``steps=False`` leaves the leader's timeline out (the warp does not read it).
 
-    ``compact=True`` (what the warp asks for) leaves out the events it sets from the model
-    instead of replaying (``follower_fetches.py``): a broker's fetch that the leader parks and
-    nothing else (its record and the leader's wake-ups are in the prediction), and a
-    broker's answer its logic does not act on (kept in order in ``Loop.held``; the broker's
-    other events say how many came before them); ``follower_fetches`` and ``follower_answers``
-    count them all."""
+    ``compact=True`` (what the warp asks for, ``compact.py``) leaves out the events the warp
+    sets from the prediction instead of replaying: the leader's (but a heartbeat's arrival,
+    whose request the warp takes from the link) and every follower's answer its node does not
+    act on (kept in order in ``Loop.held``; the follower's other events say how many came
+    before them); ``omitted`` counts them, ``follower_fetches`` and ``follower_answers`` count
+    the fetch loops' messages."""
     model = _Model(cluster, until_ms)
     model.record_steps = steps
     if compact:
@@ -126,7 +126,7 @@ class _Model(FollowerLoops, ReplicaLoops):
         self.drain_at = lead.drain_at if self.pending else NEVER
         self.check_deadline, self.fetched = lead.check_deadline, set(lead.fetched)
         self.parked = []
-        self.observers = {b: [p.last_fetch_ms, p.end_offset, p.caught_up_ms]
+        self.records = {b: [p.last_fetch_ms, p.end_offset, p.caught_up_ms]
                           for b, p in (*lead.observers.items(), *lead.voters.items())
                           if b != leader}
         for p in lead.parked:
@@ -175,7 +175,7 @@ class _Model(FollowerLoops, ReplicaLoops):
         if t is not None and t[3] is not None:
             self.timer = [t[0], t[1], self.seq(), "timer", leader]
             self.heap.append(self.timer)
-        self.pred = QuorumPrediction(leader, flights=self.flights, observers=self.observers,
+        self.pred = QuorumPrediction(leader, flights=self.flights, records=self.records,
                                      more_flights=self.more_flights)
         for n in sorted(followers):
             self.pred.loops[n] = self._loop(n)
@@ -280,10 +280,10 @@ class _Model(FollowerLoops, ReplicaLoops):
             self.pred.commits.append((at, new_hw))
 
     def _observed(self, n: int, offset: int, at: int) -> None:
-        """The leader's record of broker ``n`` (``_update_replica`` for an observer)."""
-        rec = self.observers.get(n)
+        """The leader's record of follower ``n`` (what ``_update_replica`` keeps of it)."""
+        rec = self.records.get(n)
         if rec is None:
-            raise NotModelled(f"the leader has no record of broker {n}")
+            raise NotModelled(f"the leader has no record of node {n}")
         rec[0] = at
         rec[1] = offset
         if offset >= self.end:
@@ -345,7 +345,7 @@ class _Model(FollowerLoops, ReplicaLoops):
         else:
             event = Computed(at, tie, self.leader, "fetch", n)
             self.pred.events.append(event)
-        rec = self.observers.get(n)
+        rec = self.records.get(n)
         if rec is None:
             raise NotModelled(f"the leader has no record of broker {n}")
         rec[0] = rec[2] = at
@@ -380,8 +380,12 @@ class _Model(FollowerLoops, ReplicaLoops):
         if kind == "fetch" and self._park_alone(at, tie, arg):
             return True
         self.sends = sends = []
-        event = Computed(at, tie, self.leader, kind, None if kind == "timer" else arg[0])
-        self.pred.events.append(event)
+        event = None
+        if self.compact and kind != "beat":  # the compact path sets the leader from the model
+            self.omitted += 1
+        else:
+            event = Computed(at, tie, self.leader, kind, None if kind == "timer" else arg[0])
+            self.pred.events.append(event)
         end0, hw0, written0, pending0 = self.end, self.hw, self.written, self.pending
         waiting0 = len(self.waiting)
         if kind == "fetch":
@@ -455,7 +459,7 @@ class _Model(FollowerLoops, ReplicaLoops):
         raft_wake = wake if wake < clean_at else clean_at
         node_wake = min(raft_wake, self.noop_last + self.interval, self.other_dues,
                         self.lease_min)
-        if (kind == "fetch" or kind == "beat") and \
+        if event is not None and (kind == "fetch" or kind == "beat") and \
                 end == end0 and hw == hw0 and self.written == written0 and \
                 self.pending == pending0 and \
                 len(self.waiting) == waiting0 + (kind == "beat" and not sends) and \

@@ -99,7 +99,8 @@ class QuorumWarp:
             self._count(f"fallback: {_reason(e)}")
             self._retry_at = self.sched.now_ms
             return None
-        if not pred.events or pred.horizon_ms - self.sched.now_ms < self.MIN_STRETCH_MS:
+        if not (pred.events or pred.omitted) or \
+                pred.horizon_ms - self.sched.now_ms < self.MIN_STRETCH_MS:
             self._count(f"fallback: horizon ({_reason(pred.why_stopped)})")
             # step through what is due at the horizon (the cleaner, a snapshot, a task)
             return max(pred.horizon_ms, self.sched.next_at() or 0)
