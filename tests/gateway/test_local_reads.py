@@ -32,7 +32,7 @@ def _cut_from_controllers(srv, broker: int):
 
 
 @pytest.mark.kraft(brokers=3, seed=5)
-def test_a_partitioned_follower_answers_from_its_stale_image_at_once(kraft_bootstrap,
+def test_a_partitioned_broker_answers_from_its_stale_image_at_once(kraft_bootstrap,
                                                                    kraft_cluster):
     stale, fresh = kraft_cluster.broker_ids[0], kraft_cluster.broker_ids[1]
     with kraft_bootstrap.hold() as c:
@@ -161,7 +161,7 @@ def test_kafka_python_admin_describes_broker_configs_and_acls():
 
 
 @pytest.mark.kraft(brokers=2, seed=3)
-def test_a_restarted_follower_answers_only_once_it_caught_up(kraft_bootstrap, kraft_cluster):
+def test_a_restarted_broker_answers_only_once_it_caught_up(kraft_bootstrap, kraft_cluster):
     """Kafka enables a broker's request processing only after it replayed the metadata log:
     a read sent right after a restart gets the topic's configs, never an empty image's
     UNKNOWN_TOPIC_OR_PARTITION."""
