@@ -163,3 +163,14 @@ def test_fast_forward_option_warps_every_cluster_unless_the_marker_says_no(pytes
     out = result.stdout.str()
     assert "idle stretches warped (--kraft-fast-forward)" in out  # the report header
     assert "--kraft-seed=5 --kraft-fast-forward" in out  # the failure's replay line
+
+
+def test_replay_line_carries_a_non_default_storage(pytester):
+    pytester.makepyfile("""
+        def test_fails(kraft_cluster):
+            assert False
+    """)
+    result = pytester.runpytest("-p", "no:cacheprovider", "--kraft-seed=2",
+                                "--kraft-storage=tmpdir")
+    result.assert_outcomes(failed=1)
+    assert "--kraft-seed=2 --kraft-storage=tmpdir" in result.stdout.str()
