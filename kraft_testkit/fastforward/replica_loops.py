@@ -36,7 +36,7 @@ import heapq
 from dataclasses import dataclass, field
 from typing import Any
 
-from kraft_testkit.fastforward.follower_model import Computed
+from kraft_testkit.fastforward.follower_model import Computed, _channel
 from kraft_testkit.fastforward.observer_loop import LinkClock, NotModelled
 from kraft_testkit.sim.node import NEVER
 
@@ -72,14 +72,11 @@ def in_order(replica: dict[tuple, list], found: dict[tuple, tuple]) -> list[tupl
 def route(kind: str, arg: tuple, leader: int) -> tuple[int, int, str | None]:
     """(src, dst, channel) of a message in the model's heap (``leader``: the active
     controller)."""
-    from kraft_testkit.broker.channel import CONTROLLER_CHANNEL
-
     if kind in REPLICA_KINDS.values():
         return arg[1], arg[0], None
-    channel = CONTROLLER_CHANNEL if kind in ("beat", "beat_answer") else None
     if kind in ("fetch", "beat"):
-        return arg[0], leader, channel
-    return leader, arg[0], channel
+        return arg[0], leader, _channel(kind)
+    return leader, arg[0], _channel(kind)
 
 
 class ReplicaLoops:

@@ -39,6 +39,7 @@ from typing import Any
 from kraft_testkit.broker.channel import CONTROLLER_CHANNEL, channel_of
 from kraft_testkit.fastforward.broker_runs import AnswerRun, SharedRun
 from kraft_testkit.fastforward.bulk import InexactFastForward
+from kraft_testkit.fastforward.follower_model import _channel
 from kraft_testkit.fastforward.observer_loop import NotModelled
 from kraft_testkit.fastforward.quorum_model import QuorumPrediction, predict_quorum
 from kraft_testkit.fastforward.replica_loops import route
@@ -46,10 +47,6 @@ from kraft_testkit.sim.network import Packet
 from kraft_testkit.sim.node import NEVER, Effects
 from kraft_testkit.sim.scheduler import Scheduler
 from kraft_testkit.sim.streams import tie_at
-
-
-_CHANNELS = {"fetch": None, "answer": None, "beat": CONTROLLER_CHANNEL,
-             "beat_answer": CONTROLLER_CHANNEL, "rfetch": None, "ranswer": None}
 
 
 class InexactWarp(InexactFastForward):
@@ -192,7 +189,7 @@ class QuorumWarp:
                 effects = machine.on_timer(at)
             else:
                 src = ev.peer
-                queue = queues.get((src, node, _CHANNELS[ev.kind]))
+                queue = queues.get((src, node, _channel(ev.kind)))
                 if not queue:
                     raise InexactWarp(f"at {at} ms: the model delivers a {ev.kind} to {node} "
                                       f"from {src}, but nothing was sent")
