@@ -28,6 +28,7 @@ from collections import deque
 from typing import Any
 
 from kraft_testkit.broker.channel import CONTROLLER_CHANNEL, channel_of
+from kraft_testkit.fastforward import dead_voter
 from kraft_testkit.fastforward.broker_runs import AnswerRun, SharedRun
 from kraft_testkit.fastforward.follower_fetches import FollowerFetches
 from kraft_testkit.fastforward.leader_bulk import LeaderBulk, answer
@@ -192,6 +193,14 @@ def materialize_compact(warp: Any, pred: QuorumPrediction) -> None:
             msg, built = heartbeat_answer(n)
             sent += built
         hand_back(sim, procs, src, dst, channel, msg, at, tie)
+    begins_sent, vanished = dead_voter.finish(sim, procs, pred, hand_back)
+    stop = (pred.horizon_ms, pred.stop_tie)
+    for entry in pred.dead_flights:  # the requests from before the stretch that vanished in it
+        if (entry[0], entry[1]) < stop:
+            Scheduler.cancel(entry)
+            vanished += 1
+    sent += begins_sent
+    net.stats["vanished"] += vanished
     left = {k: len(q) for k, q in queues.items() if q}
     if left:
         raise InexactWarp(f"sent in the stretch but not in the model: {left}")

@@ -73,17 +73,26 @@ class QuorumPrediction:
     more_flights: list[tuple] = field(default_factory=list)
     #: the brokers' replica-fetch links as the model's draws left them: (src, dst, channel)
     links: dict[tuple, LinkClock] = field(default_factory=dict)
+    #: the tie of the event the model stopped before, where it stopped inside the instant
+    #: ``horizon_ms`` (-1: before the instant)
+    stop_tie: int = -1
+    #: the BeginQuorumEpoch requests the leader sent a dead voter (``dead_voter``): (sent,
+    #: arrival, tie, request id); the voter; those in flight from before the stretch
+    begins: list[tuple[int, int, int, int]] = field(default_factory=list)
+    begin_to: int | None = None
+    dead_flights: list[list] = field(default_factory=list)
 
     @property
     def voters(self) -> dict[int, Loop]:
         return {n: lp for n, lp in self.loops.items() if lp.voter}
 
 
-def _scan_heap(cluster: Any, followers: set[int], leader: int) -> tuple[dict, list, int]:
+def _scan_heap(cluster: Any, followers: set[int], leader: int,
+               dead: set[int] | None = None) -> tuple[dict, list, int, list]:
     """The follower loops' messages in the heap (and the brokers' replica fetches), by
-    (src, dst, channel); the replica messages behind the first on their link, in order; and
-    the first instant of anything else (other than the nodes' own timers): the model stops
-    before it."""
+    (src, dst, channel); the replica messages behind the first on their link, in order; the
+    first instant of anything else (other than the nodes' own timers): the model stops
+    before it; and the leader's requests on their way to a ``dead`` voter (they vanish)."""
     brokers = set(cluster.broker_ids)
     net = cluster.sim.network
     arrive = net._arrive_cb  # noqa: SLF001 - the network's one delivery callback
@@ -91,6 +100,7 @@ def _scan_heap(cluster: Any, followers: set[int], leader: int) -> tuple[dict, li
     timers = {id(cluster.sim.process(n)._timer) for n in nodes}  # noqa: SLF001
     found: dict[tuple, tuple[Any, list]] = {}
     replica: dict[tuple, list] = {}
+    to_dead: list[list] = []
     other = NEVER
     for entry in cluster.sim.scheduler._heap:  # noqa: SLF001
         fn = entry[3]
@@ -101,6 +111,10 @@ def _scan_heap(cluster: Any, followers: set[int], leader: int) -> tuple[dict, li
             other = min(other, entry[0])
             continue
         name = type(getattr(packet.msg, "body", None)).__name__
+        if dead and packet.dst in dead and packet.src == leader and \
+                name == "BeginQuorumEpochRequest":
+            to_dead.append(entry)
+            continue
         if packet.src in brokers and packet.dst in brokers and name in REPLICA_KINDS and \
                 packet.src != packet.dst:  # a replica fetch or its answer (replica_loops)
             replica.setdefault((packet.src, packet.dst, None), []).append((packet.msg, entry))
@@ -114,7 +128,7 @@ def _scan_heap(cluster: Any, followers: set[int], leader: int) -> tuple[dict, li
         if key in found:
             raise NotModelled(f"two messages in flight from {packet.src} to {packet.dst}")
         found[key] = (packet.msg, entry)
-    return found, in_order(replica, found), other
+    return found, in_order(replica, found), other, to_dead
 
 
 def horizon_of(cluster: Any, leader: int, until_ms: int) -> tuple[int, str]:

@@ -40,6 +40,7 @@ from typing import Any
 from kraft_testkit.controller import noop
 from kraft_testkit.controller.cluster import SOFT_STATE_KEY
 from kraft_testkit.controller.heartbeats import lease_end
+from kraft_testkit.fastforward.dead_voter import DeadVoter, dead_voters
 from kraft_testkit.fastforward.follower_model import Computed, FollowerLoops
 from kraft_testkit.fastforward.observer_loop import LeaderStep, LinkClock, NotModelled
 from kraft_testkit.fastforward.prediction import (
@@ -67,6 +68,8 @@ def predict_quorum(cluster: Any, until_ms: int, *, steps: bool = True,
     before them); ``omitted`` counts them, ``follower_fetches`` and ``follower_answers`` count
     the fetch loops' messages."""
     model = _Model(cluster, until_ms)
+    if model.dead and not compact:
+        raise NotModelled("a dead voter (the compact warp's alone)")
     model.record_steps = steps
     if compact:
         model.compact = True
@@ -75,7 +78,7 @@ def predict_quorum(cluster: Any, until_ms: int, *, steps: bool = True,
     return model.run()
 
 
-class _Model(FollowerLoops, ReplicaLoops):
+class _Model(FollowerLoops, ReplicaLoops, DeadVoter):
     def __init__(self, cluster: Any, until_ms: int) -> None:
         self.c = cluster
         active = cluster.active_controller
@@ -85,9 +88,10 @@ class _Model(FollowerLoops, ReplicaLoops):
         lnode = cluster.controller_node(leader)
         self.raft, self.ctrl = raft, ctrl = lnode.raft, lnode.controller
         lead = raft._lead  # noqa: SLF001
+        dead = dead_voters(cluster, raft) if raft.role == LEADER else set()
         if raft.role != LEADER or lead is None or lead.change is not None or \
-                not lead.acked.issuperset(raft.voters) or raft.majority != 2 or \
-                len(raft.voters) != 3 or leader not in raft.voters:
+                not lead.acked.issuperset(set(raft.voters) - dead) or raft.majority != 2 or \
+                len(raft.voters) != 3 or leader not in raft.voters or len(dead) > 1:
             raise NotModelled("the leader is not in a steady three-voter epoch")
         if cluster.combined or lnode.logic is not None or raft.dynamic:
             raise NotModelled("combined nodes or a dynamic quorum")
@@ -104,15 +108,16 @@ class _Model(FollowerLoops, ReplicaLoops):
         net = cluster.sim.network
         if net.filters or net.held or net.partitions:
             raise NotModelled("network filters, partitions or held messages")
-        for n in sorted(cluster.roles):
+        for n in sorted(set(cluster.roles) - dead):
             proc = cluster.sim.process(n)
             if proc.state.value != "running" or proc.skew_ms:
                 raise NotModelled(f"node {n} is {proc.state.value} (skew {proc.skew_ms} ms)")
             if proc._crash_in_writes is not None:  # noqa: SLF001 - it dies in its next writes
                 raise NotModelled(f"node {n} has a crash armed in its writes")
         self.voter_ids = set(raft.voters) - {leader}
-        followers = set(cluster.roles) - {leader}
-        self.flights, self.more_flights, other = _scan_heap(cluster, followers, leader)
+        followers = set(cluster.roles) - {leader} - dead
+        self.flights, self.more_flights, other, to_dead = _scan_heap(cluster, followers, leader,
+                                                                     dead)
         if other < self.horizon:
             self.horizon, self.why = other, "another event in the heap"
         # ---- the leader's state
@@ -176,10 +181,13 @@ class _Model(FollowerLoops, ReplicaLoops):
             self.timer = [t[0], t[1], self.seq(), "timer", leader]
             self.heap.append(self.timer)
         self.pred = QuorumPrediction(leader, flights=self.flights, records=self.records,
-                                     more_flights=self.more_flights)
+                                     more_flights=self.more_flights, dead_flights=to_dead)
         for n in sorted(followers):
             self.pred.loops[n] = self._loop(n)
         self._replicas_start()
+        self.dead = dead
+        self._dead_start(dead)
+        self.pred.begin_to = self.begin_to
         heapq.heapify(self.heap)
 
     def _noop_budget(self) -> int:
@@ -219,6 +227,7 @@ class _Model(FollowerLoops, ReplicaLoops):
                 done = at_leader(entry)
             if not done:
                 push(heap, entry)
+                pred.stop_tie = entry[1]
                 break
         else:
             raise NotModelled("the heap ran dry")
@@ -322,6 +331,10 @@ class _Model(FollowerLoops, ReplicaLoops):
         low = self.parked_min
         if drain < low:
             low = drain
+        if self.begin_at <= at:  # a dead voter's request timed out: asked again
+            self._begin_due(at)
+        if self.begin_at < low:
+            low = self.begin_at
         return check if check < low else low
 
     def _park_alone(self, at: int, tie: int, arg: tuple) -> bool:
@@ -335,7 +348,7 @@ class _Model(FollowerLoops, ReplicaLoops):
         drain, check = self.drain_at, self.check_deadline
         deadline = at + self.cfg.fetch_max_wait_ms
         parked_min = self.parked_min if self.parked_min < deadline else deadline
-        if drain <= at or check <= at or parked_min <= at or \
+        if drain <= at or check <= at or parked_min <= at or self.begin_at <= at or \
                 at >= self.noop_last + self.interval:
             return False
         self.follower_fetches += 1
@@ -358,6 +371,8 @@ class _Model(FollowerLoops, ReplicaLoops):
         wake = parked_min if parked_min < drain else drain
         if check < wake:
             wake = check
+        if self.begin_at < wake:
+            wake = self.begin_at
         clean_at = self.clean_at
         raft_wake = wake if wake < clean_at else clean_at
         node_wake = min(raft_wake, self.noop_last + self.interval, self.other_dues,

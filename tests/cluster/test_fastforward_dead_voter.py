@@ -1,0 +1,108 @@
+"""The warp with a dead voter (kraft_testkit/fastforward/dead_voter.py): after a controller
+failover the cluster is idle but for the new leader asking the dead voter, every request
+timeout, to acknowledge its epoch; the warp computes that too. Warped and stepped runs are
+compared as the differential test compares them (files, images, Raft request ids and
+connections, timers, links), plus the network's counters (the requests vanish at the dead
+node's door)."""
+
+from __future__ import annotations
+
+import pytest
+
+from kraft_testkit.cluster import Cluster
+from kraft_testkit.fastforward import dead_voter, quorum_model
+from kraft_testkit.fastforward.observer_loop import NotModelled
+from test_fastforward_differential import _state
+
+
+def _stats(c: Cluster) -> dict:
+    return {k: c.sim.network.stats[k] for k in ("sent", "delivered", "vanished", "dropped")}
+
+
+def _failover(seed: int, fast_forward: bool, stops: tuple[int, ...] = (),
+              restart_at: int | None = None) -> tuple[dict, dict, Cluster]:
+    """bench_cluster.py's failover scenario (3 + 3, a topic of 6 partitions RF=3, the
+    active controller killed, run to 30 virtual s), with ``run_for`` calls ending at the
+    virtual instants ``stops`` if given; ``restart_at``: the dead controller started again
+    then."""
+    c = Cluster(3, 3, seed=seed, fast_forward=fast_forward, trace_keep=None)
+    c.create_topic("t", 6, 3)
+    old = c.active_controller
+    c.faults.kill(old)
+    c.run_until(lambda c: c.active_controller not in (None, old), 10_000)
+    for at in stops:
+        c.run_for(at - c.now_ms)
+    if restart_at is not None:
+        c.run_for(restart_at - c.now_ms)
+        c.faults.start(old)
+    c.run_for(30_000 - c.now_ms)
+    return _state(c), _stats(c), c
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 7])
+def test_a_failover_warps_with_the_dead_voter_as_stepping_runs_it(seed):
+    stepped, stepped_stats, _ = _failover(seed, False)
+    fast, fast_stats, c = _failover(seed, True)
+    assert stepped.keys() == fast.keys()
+    for key in stepped:
+        assert stepped[key] == fast[key], key
+    assert fast_stats == stepped_stats
+    assert stepped_stats["vanished"] > 5  # the leader kept asking the dead voter
+    # the public switch took the fast path over most of the 26 virtual s after the election
+    assert c.fast_forward_stats["virtual ms warped"] > 20_000
+
+
+@pytest.mark.parametrize("seed", [4, 6])
+def test_stretches_that_end_with_a_request_on_its_way_to_the_dead_voter(seed):
+    """Stops 1 ms after the leader asked the dead voter (from 8 virtual s on, when the warp
+    takes the stretches): requests still in flight are handed back, the leader's connection
+    and request id set from the model."""
+    _, _, plain = _failover(seed, False)
+    sends = sorted({at for at, kind, _, _, what in plain.sim.trace.events()
+                    if kind == "send" and what == "BeginQuorumEpochRequest" and
+                    8_000 < at < 29_000})
+    assert len(sends) >= 8
+    stops = tuple(at + 1 for at in sends)
+    stepped, stepped_stats, _ = _failover(seed, False, stops)
+    fast, fast_stats, c = _failover(seed, True, stops)
+    for key in stepped:
+        assert stepped[key] == fast[key], key
+    assert fast_stats == stepped_stats
+    assert c.fast_forward_stats["stretches"] >= len(stops)
+
+
+def test_the_dead_voter_started_again_after_a_warp_rejoins_as_when_stepped():
+    stepped, stepped_stats, _ = _failover(5, False, restart_at=18_000)
+    fast, fast_stats, c = _failover(5, True, restart_at=18_000)
+    for key in stepped:
+        assert stepped[key] == fast[key], key
+    assert fast_stats == stepped_stats
+    ends = {c.replica(n).log_end_offset for n in c.controllers}
+    assert len(ends) == 1  # the restarted voter caught up
+
+
+def test_a_planted_bug_in_the_requests_to_the_dead_voter_is_caught(monkeypatch):
+    """The model's resend interval one ms short shows in the leader's connection."""
+    stepped, _, _ = _failover(1, False)
+    real = dead_voter.DeadVoter._begin_due
+
+    def early(self, at):  # noqa: ANN001, ANN202
+        real(self, at)
+        self.begin_at -= 1
+
+    monkeypatch.setattr(dead_voter.DeadVoter, "_begin_due", early)
+    fast, _, _ = _failover(1, True)
+    assert fast["raft internals"] != stepped["raft internals"] or \
+        fast["links"] != stepped["links"]
+
+
+def test_only_the_compact_warp_takes_a_dead_voter():
+    """The replay path (a delivery hook) steps such a stretch, with the same result."""
+    c = Cluster(3, 3, seed=1, fast_forward=True)
+    old = c.active_controller
+    c.faults.kill(old)
+    c.run_until(lambda c: c.active_controller not in (None, old), 10_000)
+    c.run_for(3_000)
+    with pytest.raises(NotModelled, match="dead voter"):
+        quorum_model.predict_quorum(c, c.now_ms + 5_000, steps=False, compact=False)
+    assert quorum_model.predict_quorum(c, c.now_ms + 5_000, steps=False, compact=True).begins
