@@ -89,35 +89,6 @@ def plain_draws(key: int, n: int, low: int, span: int) -> tuple[int, int]:
     return latency, (z ^ (z >> 31)) >> 32
 
 
-def plain_tables(links: list[tuple[int, int, int, int]], count: int) -> list[tuple[list, list]]:
-    """:func:`plain_draws` for ``count`` messages on each of many links at once: ``links`` is
-    (key, first message, low, span) per link; returned per link, (latencies, tie keys) of its
-    messages ``first`` .. ``first + count - 1``. The same values, computed with numpy's
-    wrapping 64-bit arithmetic in one pass over every link (a warp's model draws hundreds of
-    thousands of them an hour: one at a time in Python they cost it a fifth of its time)."""
-    import numpy as np
-
-    u64 = np.uint64
-    keys = np.array([k for k, _, _, _ in links], dtype=u64)[:, None]
-    first = np.array([f for _, f, _, _ in links], dtype=u64)[:, None]
-    low = np.array([lo for _, _, lo, _ in links], dtype=np.int64)[:, None]
-    span = np.array([sp for _, _, _, sp in links], dtype=u64)[:, None]
-
-    def mix(z: np.ndarray) -> np.ndarray:
-        z = (z ^ (z >> u64(30))) * u64(0xBF58476D1CE4E5B9)
-        z = (z ^ (z >> u64(27))) * u64(0x94D049BB133111EB)
-        return z ^ (z >> u64(31))
-
-    with np.errstate(over="ignore"):
-        base = keys + (first + np.arange(1, count + 1, dtype=u64)[None, :]) * u64(GOLDEN)
-        z1 = mix(base + u64(STEP))
-        drawn = span > u64(0)
-        latency = low + np.where(drawn, z1 % np.where(drawn, span, u64(1)), u64(0)) \
-            .astype(np.int64)
-        tie = np.where(drawn, mix(base + u64(2 * STEP & MASK64)), z1) >> u64(32)
-    return list(zip(latency.tolist(), tie.tolist()))
-
-
 class MessageRandom(random.Random):
     """A ``random.Random`` whose draws for message ``n`` depend only on (key, n, draw index).
 
