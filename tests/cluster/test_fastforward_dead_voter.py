@@ -106,3 +106,22 @@ def test_only_the_compact_warp_takes_a_dead_voter():
     with pytest.raises(NotModelled, match="dead voter"):
         quorum_model.predict_quorum(c, c.now_ms + 5_000, steps=False, compact=False)
     assert quorum_model.predict_quorum(c, c.now_ms + 5_000, steps=False, compact=True).begins
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_a_dead_follower_voter_warps_as_stepping_runs_it(seed):
+    """A follower voter killed (it had acknowledged the epoch: nothing is sent to it): the
+    leader and the live follower go on, warped as stepped."""
+    def run(fast_forward: bool) -> tuple[dict, dict, Cluster]:
+        c = Cluster(3, 4, seed=seed, fast_forward=fast_forward)
+        c.run_for(5_000)
+        c.faults.kill(next(n for n in c.controllers if n != c.active_controller))
+        c.run_for(60_000)
+        return _state(c), _stats(c), c
+
+    stepped, stepped_stats, _ = run(False)
+    fast, fast_stats, c = run(True)
+    for key in stepped:
+        assert stepped[key] == fast[key], key
+    assert fast_stats == stepped_stats
+    assert c.fast_forward_stats["virtual ms warped"] > 55_000
