@@ -28,7 +28,7 @@ from collections import deque
 from typing import Any
 
 from kraft_testkit.broker.channel import CONTROLLER_CHANNEL, channel_of
-from kraft_testkit.fastforward import dead_voter
+from kraft_testkit.fastforward import dead_nodes
 from kraft_testkit.fastforward.broker_runs import AnswerRun, SharedRun
 from kraft_testkit.fastforward.follower_fetches import FollowerFetches
 from kraft_testkit.fastforward.leader_bulk import LeaderBulk, answer
@@ -193,7 +193,7 @@ def materialize_compact(warp: Any, pred: QuorumPrediction) -> None:
             msg, built = heartbeat_answer(n)
             sent += built
         hand_back(sim, procs, src, dst, channel, msg, at, tie)
-    begins_sent, vanished = dead_voter.finish(sim, procs, pred, hand_back)
+    begins_sent, vanished = dead_nodes.finish(sim, procs, pred, hand_back)
     stop = (pred.horizon_ms, pred.stop_tie)
     for entry in pred.dead_flights:  # the requests from before the stretch that vanished in it
         if (entry[0], entry[1]) < stop:

@@ -76,8 +76,9 @@ class QuorumPrediction:
     #: the tie of the event the model stopped before, where it stopped inside the instant
     #: ``horizon_ms`` (-1: before the instant)
     stop_tie: int = -1
-    #: the BeginQuorumEpoch requests the leader sent a dead voter (``dead_voter``): (sent,
-    #: arrival, tie, request id); the voter; those in flight from before the stretch
+    #: the BeginQuorumEpoch requests the leader sent a dead voter (``dead_nodes``): (sent,
+    #: arrival, tie, request id); the voter; the messages to dead nodes in flight from
+    #: before the stretch (heap entries)
     begins: list[tuple[int, int, int, int]] = field(default_factory=list)
     begin_to: int | None = None
     dead_flights: list[list] = field(default_factory=list)
@@ -92,7 +93,7 @@ def _scan_heap(cluster: Any, followers: set[int], leader: int,
     """The follower loops' messages in the heap (and the brokers' replica fetches), by
     (src, dst, channel); the replica messages behind the first on their link, in order; the
     first instant of anything else (other than the nodes' own timers): the model stops
-    before it; and the leader's requests on their way to a ``dead`` voter (they vanish)."""
+    before it; and the messages on their way to a ``dead`` node (they vanish)."""
     brokers = set(cluster.broker_ids)
     net = cluster.sim.network
     arrive = net._arrive_cb  # noqa: SLF001 - the network's one delivery callback
@@ -111,8 +112,7 @@ def _scan_heap(cluster: Any, followers: set[int], leader: int,
             other = min(other, entry[0])
             continue
         name = type(getattr(packet.msg, "body", None)).__name__
-        if dead and packet.dst in dead and packet.src == leader and \
-                name == "BeginQuorumEpochRequest":
+        if dead and packet.dst in dead:  # it vanishes at the dead node's door
             to_dead.append(entry)
             continue
         if packet.src in brokers and packet.dst in brokers and name in REPLICA_KINDS and \

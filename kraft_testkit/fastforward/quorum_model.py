@@ -40,7 +40,7 @@ from typing import Any
 from kraft_testkit.controller import noop
 from kraft_testkit.controller.cluster import SOFT_STATE_KEY
 from kraft_testkit.controller.heartbeats import lease_end
-from kraft_testkit.fastforward.dead_voter import DeadVoter, dead_voters
+from kraft_testkit.fastforward.dead_nodes import DeadVoter, dead_nodes
 from kraft_testkit.fastforward.follower_model import Computed, FollowerLoops
 from kraft_testkit.fastforward.observer_loop import LeaderStep, LinkClock, NotModelled
 from kraft_testkit.fastforward.prediction import (
@@ -69,7 +69,7 @@ def predict_quorum(cluster: Any, until_ms: int, *, steps: bool = True,
     the fetch loops' messages."""
     model = _Model(cluster, until_ms)
     if model.dead and not compact:
-        raise NotModelled("a dead voter (the compact warp's alone)")
+        raise NotModelled("a dead node (the compact warp's alone)")
     model.record_steps = steps
     if compact:
         model.compact = True
@@ -88,10 +88,11 @@ class _Model(FollowerLoops, ReplicaLoops, DeadVoter):
         lnode = cluster.controller_node(leader)
         self.raft, self.ctrl = raft, ctrl = lnode.raft, lnode.controller
         lead = raft._lead  # noqa: SLF001
-        dead = dead_voters(cluster, raft) if raft.role == LEADER else set()
+        dead = dead_nodes(cluster)
         if raft.role != LEADER or lead is None or lead.change is not None or \
                 not lead.acked.issuperset(set(raft.voters) - dead) or raft.majority != 2 or \
-                len(raft.voters) != 3 or leader not in raft.voters or len(dead) > 1:
+                len(raft.voters) != 3 or leader not in raft.voters or \
+                len(dead & set(raft.voters)) > 1:
             raise NotModelled("the leader is not in a steady three-voter epoch")
         if cluster.combined or lnode.logic is not None or raft.dynamic:
             raise NotModelled("combined nodes or a dynamic quorum")

@@ -1,16 +1,16 @@
-"""The warp with a dead voter (kraft_testkit/fastforward/dead_voter.py): after a controller
+"""The warp with dead nodes (kraft_testkit/fastforward/dead_nodes.py): after a controller
 failover the cluster is idle but for the new leader asking the dead voter, every request
-timeout, to acknowledge its epoch; the warp computes that too. Warped and stepped runs are
-compared as the differential test compares them (files, images, Raft request ids and
-connections, timers, links), plus the network's counters (the requests vanish at the dead
-node's door)."""
+timeout, to acknowledge its epoch; a dead follower voter or a dead broker sends nothing and is
+sent nothing. The warp computes all of it. Warped and stepped runs are compared as the
+differential test compares them (files, images, Raft request ids and connections, timers,
+links), plus the network's counters (what is sent to a dead node vanishes at its door)."""
 
 from __future__ import annotations
 
 import pytest
 
 from kraft_testkit.cluster import Cluster
-from kraft_testkit.fastforward import dead_voter, quorum_model
+from kraft_testkit.fastforward import dead_nodes, quorum_model
 from kraft_testkit.fastforward.observer_loop import NotModelled
 from test_fastforward_differential import _state
 
@@ -84,13 +84,13 @@ def test_the_dead_voter_started_again_after_a_warp_rejoins_as_when_stepped():
 def test_a_planted_bug_in_the_requests_to_the_dead_voter_is_caught(monkeypatch):
     """The model's resend interval one ms short shows in the leader's connection."""
     stepped, _, _ = _failover(1, False)
-    real = dead_voter.DeadVoter._begin_due
+    real = dead_nodes.DeadVoter._begin_due
 
     def early(self, at):  # noqa: ANN001, ANN202
         real(self, at)
         self.begin_at -= 1
 
-    monkeypatch.setattr(dead_voter.DeadVoter, "_begin_due", early)
+    monkeypatch.setattr(dead_nodes.DeadVoter, "_begin_due", early)
     fast, _, _ = _failover(1, True)
     assert fast["raft internals"] != stepped["raft internals"] or \
         fast["links"] != stepped["links"]
@@ -103,7 +103,7 @@ def test_only_the_compact_warp_takes_a_dead_voter():
     c.faults.kill(old)
     c.run_until(lambda c: c.active_controller not in (None, old), 10_000)
     c.run_for(3_000)
-    with pytest.raises(NotModelled, match="dead voter"):
+    with pytest.raises(NotModelled, match="dead node"):
         quorum_model.predict_quorum(c, c.now_ms + 5_000, steps=False, compact=False)
     assert quorum_model.predict_quorum(c, c.now_ms + 5_000, steps=False, compact=True).begins
 
@@ -125,3 +125,45 @@ def test_a_dead_follower_voter_warps_as_stepping_runs_it(seed):
         assert stepped[key] == fast[key], key
     assert fast_stats == stepped_stats
     assert c.fast_forward_stats["virtual ms warped"] > 55_000
+
+
+def _dead_broker(seed: int, fast_forward: bool, rf: int, restart: bool = False
+                 ) -> tuple[dict, dict, Cluster]:
+    c = Cluster(3, 4, seed=seed, fast_forward=fast_forward)
+    if rf:
+        c.create_topic("one", 4, rf)
+    c.run_for(5_000)
+    b = c.brokers[1]
+    c.faults.kill(b)
+    c.run_for(40_000)
+    if restart:
+        c.faults.start(b)
+        c.run_for(20_000)
+    return _state(c), _stats(c), c
+
+
+@pytest.mark.parametrize("seed, rf, restart", [(1, 0, False), (2, 1, False), (3, 1, True)])
+def test_a_dead_broker_warps_as_stepping_runs_it(seed, rf, restart):
+    """A broker killed: the warp runs up to where its lease runs out, the fencing is
+    stepped, then the warp goes on with the broker dead (and after it is started again)."""
+    stepped, stepped_stats, _ = _dead_broker(seed, False, rf, restart)
+    fast, fast_stats, c = _dead_broker(seed, True, rf, restart)
+    for key in stepped:
+        assert stepped[key] == fast[key], key
+    assert fast_stats == stepped_stats
+    assert c.fast_forward_stats["fallback: horizon (a broker's lease)"] >= 1
+    assert c.fast_forward_stats["virtual ms warped"] > (50_000 if restart else 35_000)
+    assert c.broker_state(c.brokers[1]).fenced is not restart
+
+
+def test_a_lease_expiry_test_warps_to_the_lease_end():
+    """What a lease-expiry test does: kill a broker, advance past the session timeout,
+    see it fenced; warped up to the lease's end."""
+    c = Cluster(3, 3, seed=4, fast_forward=True)
+    c.run_for(3_000)
+    b = c.brokers[0]
+    c.faults.kill(b)
+    c.run_for(10_000)  # broker.session.timeout.ms is 9000
+    assert c.broker_state(b).fenced
+    assert c.fast_forward_stats["fallback: horizon (a broker's lease)"] == 1
+    assert c.fast_forward_stats["virtual ms warped"] > 5_000

@@ -1,4 +1,5 @@
-"""A dead voter in the idle model (``quorum_model``): a three-voter quorum that lost one.
+"""Dead nodes in the idle model (``quorum_model``): a three-voter quorum that lost one, and
+brokers that are down.
 
 After a failover (the old leader killed, a new one elected by the other two) the cluster is
 idle again but for one thing: the new leader never heard from the dead voter, so it keeps
@@ -7,13 +8,16 @@ BeginQuorumEpoch request to every voter not in ``acked``, one in flight per conn
 again a ``controller.quorum.request.timeout.ms`` after the last); the network drops each at
 the dead node's door ("vanished"). With two voters of three alive the leader and the live
 follower are the majority, so the high watermark and check-quorum follow the live one alone,
-as the model already computes them (the dead voter's end offset never moves).
+as the model already computes them (the dead voter's end offset never moves). A dead broker
+sends nothing and nothing is sent to it in an idle stretch; while the controller still holds
+its lease the model stops where the lease runs out, as for any broker. Messages on their way
+to a dead node when a stretch starts vanish in it (``QuorumPrediction.dead_flights``).
 
 :class:`DeadVoter` finds the dead voter and where its connection stands; the model asks
 :meth:`DeadVoter._begin_due` in the leader's poll. The prediction carries the requests the
 leader sent (``QuorumPrediction.begins``: instant, arrival, tie, request id); ``compact.py``
 sets the leader's connection and request id from them, and hands back the ones still in
-flight at the horizon (``dead_voter.finish``).
+flight at the horizon (``dead_nodes.finish``).
 """
 
 from __future__ import annotations
@@ -25,15 +29,10 @@ from kraft_testkit.raft import rpc
 from kraft_testkit.sim.node import NEVER
 
 
-def dead_voters(cluster: Any, raft: Any) -> set[int]:
-    """The voters (not the leader) whose process is down (killed, stopped or failed)."""
-    out = set()
-    for v in raft.voters:
-        if v != raft.id:
-            proc = cluster.sim.process(v)
-            if not proc.up:
-                out.add(v)
-    return out
+def dead_nodes(cluster: Any) -> set[int]:
+    """The nodes whose process is down (killed, stopped or failed): what is sent to them
+    vanishes at their door, they send nothing."""
+    return {n for n in cluster.roles if not cluster.sim.process(n).up}
 
 
 class DeadVoter:
