@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests" / "cluster"))
 
-from kraft_testkit.cluster import Cluster  # noqa: E402
+from kraft_testkit.cluster import Cluster, node_id  # noqa: E402
 from test_fastforward_replicas import _replica_state  # noqa: E402
 
 
@@ -35,10 +35,11 @@ def schedule(seed: int, fast_forward: bool) -> tuple[list, int]:
     for step in range(8):
         what, ms = r.random(), r.choice([777, 3_000, 20_000, 45_000])
         down = [n for n in c.roles if not c.sim.process(n).up]
-        if what < 0.2 and not any(n in c.controllers for n in down):
+        if what < 0.2 and not any(n in c.controller_ids for n in down):
             leader = c.active_controller
-            others = [n for n in c.controllers if n != leader]
-            c.faults.kill(leader if r.random() < 0.5 or leader is None else r.choice(others))
+            leader = None if leader is None else node_id(leader)
+            others = [n for n in c.controller_ids if n != leader]
+            c.faults.kill(leader if leader is not None and r.random() < 0.5 else r.choice(others))
             c.run_until(lambda c: c.active_controller is not None, timeout_ms=15_000)
         elif what < 0.4:
             b = c.broker_ids[r.randrange(brokers)]
