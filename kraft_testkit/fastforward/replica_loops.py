@@ -15,7 +15,9 @@ event where the logic runs (the broker's timer, a heartbeat's answer, a metadata
 commits something).
 
 The steady state, checked at the start of a stretch: every broker's replicas are active and
-its leaders serving, every partition has a leader, a full ISR and nothing pending; every
+its leaders serving, every partition has a leader, an ISR short of dead brokers alone (a dead
+replica neither fetches nor is checked: the ISR check looks at ISR members) and nothing
+pending; every
 follower's view of a partition (leader, leader epoch) is its leader's, so every answer is
 error free. During the stretch only NoOps commit, so no partition changes. An ISR check that
 would shrink an ISR (a follower that did not fetch for ``replica.lag.time.max.ms``) ends the
@@ -92,9 +94,11 @@ class ReplicaLoops:
         if not replicas.leader_serving:
             raise NotModelled(f"broker {n}'s leaders are not serving")
         leaders = set()
+        procs = self.c.sim.process
         for r in replicas.replicas.values():
-            if r.pending is not None or r.leader == -1 or set(r.isr) != set(r.replicas) or \
-                    r.applied is None:
+            if r.pending is not None or r.leader == -1 or r.applied is None or \
+                    not set(r.isr) <= set(r.replicas) or \
+                    any(procs(b).up for b in set(r.replicas) - set(r.isr)):
                 raise NotModelled(f"broker {n} hosts a partition without a leader, with a "
                                   "short ISR or a pending ISR change")
             if r.leader == n:
@@ -119,8 +123,9 @@ class ReplicaLoops:
             for r in mine.replicas.values():
                 if r.leader == n:
                     for f, state in r.followers.items():
-                        rep.caught_up[f] = min(rep.caught_up.get(f, NEVER),
-                                               state.last_caught_up_ms)
+                        if f in r.isr:  # the ISR check looks at ISR members alone
+                            rep.caught_up[f] = min(rep.caught_up.get(f, NEVER),
+                                                   state.last_caught_up_ms)
                     if set(r.followers) != set(r.replicas) - {n}:
                         raise NotModelled(f"broker {n} does not know every follower of {r.name}")
                     continue

@@ -184,3 +184,15 @@ def test_a_random_schedule_of_kills_and_restarts_warps_as_stepped(seed):
     warped, ms = schedule(seed, True)
     assert [i for i, (a, b) in enumerate(zip(stepped, warped)) if a != b] == []
     assert ms > 30_000
+
+
+@pytest.mark.parametrize("seed, restart", [(1, False), (2, True)])
+def test_a_dead_broker_with_replicated_partitions_warps(seed, restart):
+    """RF=3: the partitions the dead broker hosted keep an ISR without it, which the model
+    covers (a dead replica neither fetches nor is looked at by the ISR check)."""
+    stepped, stepped_stats, _ = _dead_broker(seed, False, 3, restart)
+    fast, fast_stats, c = _dead_broker(seed, True, 3, restart)
+    for key in stepped:
+        assert stepped[key] == fast[key], key
+    assert fast_stats == stepped_stats
+    assert c.fast_forward_stats["virtual ms warped"] > (45_000 if restart else 30_000)
