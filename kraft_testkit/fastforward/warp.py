@@ -99,6 +99,9 @@ class QuorumWarp:
         if not (pred.events or pred.omitted) or \
                 pred.horizon_ms - self.sched.now_ms < self.MIN_STRETCH_MS:
             self._count(f"fallback: horizon ({_reason(pred.why_stopped)})")
+            if pred.horizon_ms <= self.sched.now_ms:  # overdue: a snapshot by interval waits
+                self._retry_at = self.sched.now_ms  # for the node's next commit; step a while
+                return None
             # step through what is due at the horizon (the cleaner, a snapshot, a task)
             return max(pred.horizon_ms, self.sched.next_at() or 0)
         if compact:
