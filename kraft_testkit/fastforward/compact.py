@@ -194,11 +194,6 @@ def materialize_compact(warp: Any, pred: QuorumPrediction) -> None:
             sent += built
         hand_back(sim, procs, src, dst, channel, msg, at, tie)
     begins_sent, vanished = dead_nodes.finish(sim, procs, pred, hand_back)
-    stop = (pred.horizon_ms, pred.stop_tie)
-    for entry in pred.dead_flights:  # the requests from before the stretch that vanished in it
-        if (entry[0], entry[1]) < stop:
-            Scheduler.cancel(entry)
-            vanished += 1
     sent += begins_sent
     net.stats["vanished"] += vanished
     left = {k: len(q) for k, q in queues.items() if q}

@@ -27,6 +27,7 @@ from typing import Any
 from kraft_testkit.fastforward.observer_loop import LinkClock, NotModelled
 from kraft_testkit.raft import rpc
 from kraft_testkit.sim.node import NEVER
+from kraft_testkit.sim.scheduler import Scheduler
 
 
 def dead_nodes(cluster: Any) -> set[int]:
@@ -66,11 +67,18 @@ class DeadVoter:
 
 
 def finish(sim: Any, procs: dict, pred: Any, hand_back: Any) -> tuple[int, int]:
-    """Set the leader's connection to the dead voter where the requests of the prediction
-    leave it and hand back those still in flight; returns (sent, vanished) for the network's
-    counters."""
+    """Take the messages to dead nodes from before the stretch that vanished in it out of the
+    heap, set the leader's connection to the dead voter where the requests of the prediction
+    leave it and hand back (``warp.hand_back``) those still in flight; returns (sent,
+    vanished) for the network's counters."""
+    stop = (pred.horizon_ms, pred.stop_tie)
+    vanished = 0
+    for entry in pred.dead_flights:
+        if (entry[0], entry[1]) < stop:
+            Scheduler.cancel(entry)
+            vanished += 1
     if not pred.begins:
-        return 0, 0
+        return 0, vanished
     leader = pred.leader
     raft = procs[leader].machine.raft
     v = pred.begin_to
@@ -78,8 +86,6 @@ def finish(sim: Any, procs: dict, pred: Any, hand_back: Any) -> tuple[int, int]:
     raft._cid = last_cid  # noqa: SLF001
     conn = raft._conns[v]  # noqa: SLF001
     conn.cid, conn.sent_at = last_cid, last_at
-    stop = (pred.horizon_ms, pred.stop_tie)
-    vanished = 0
     for _, at, tie, cid in pred.begins:
         if (at, tie) < stop:
             vanished += 1

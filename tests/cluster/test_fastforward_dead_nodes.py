@@ -7,12 +7,15 @@ links), plus the network's counters (what is sent to a dead node vanishes at its
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
-from kraft_testkit.cluster import Cluster
+from kraft_testkit.cluster import Cluster, node_id
 from kraft_testkit.fastforward import dead_nodes, quorum_model
 from kraft_testkit.fastforward.observer_loop import NotModelled
 from test_fastforward_differential import _state
+from test_fastforward_replicas import _replica_state
 
 
 def _stats(c: Cluster) -> dict:
@@ -169,21 +172,54 @@ def test_a_lease_expiry_test_warps_to_the_lease_end():
     assert c.fast_forward_stats["virtual ms warped"] > 5_000
 
 
+def schedule(seed: int, fast_forward: bool) -> tuple[list, int]:
+    """A random schedule (benchmarks/dead_nodes_sweep.py runs it over many seeds) on 3 + 3..5:
+    the active controller or a follower voter killed (one controller down at a time), brokers
+    killed, whatever is down started again, topics of RF 1-3, idle stretches of 0.8-45
+    virtual s; after every step the replica state of test_fastforward_replicas.py and the
+    network's counters. Returns them and the virtual ms warped."""
+    r = random.Random(seed)
+    brokers = r.choice([3, 4, 5])
+    c = Cluster(3, brokers, seed=seed, fast_forward=fast_forward)
+    c.run_for(8_000)
+    c.create_topic("a", partitions=r.randint(1, 6), replication_factor=r.choice([1, 2, 3]))
+    states = []
+    for step in range(8):
+        what, ms = r.random(), r.choice([777, 3_000, 20_000, 45_000])
+        down = [n for n in c.roles if not c.sim.process(n).up]
+        if what < 0.2 and not any(n in c.controller_ids for n in down):
+            leader = c.active_controller
+            leader = None if leader is None else node_id(leader)
+            others = [n for n in c.controller_ids if n != leader]
+            c.faults.kill(leader if leader is not None and r.random() < 0.5 else r.choice(others))
+            c.run_until(lambda c: c.active_controller is not None, timeout_ms=15_000)
+        elif what < 0.4:
+            b = c.broker_ids[r.randrange(brokers)]
+            if c.sim.process(b).up:
+                c.faults.kill(b)
+        elif what < 0.6:
+            for n in down:
+                c.faults.start(n)
+        elif what < 0.65:
+            c.create_topic(f"t{step}", partitions=2, replication_factor=r.choice([1, 2, 3]))
+        c.run_for(ms)
+        states.append((_replica_state(c), _stats(c)))
+    return states, (c.fast_forward_stats or {}).get("virtual ms warped", 0)
+
+
 @pytest.mark.parametrize("seed", [0, 3, 7, 10])
 def test_a_random_schedule_of_kills_and_restarts_warps_as_stepped(seed):
-    """benchmarks/dead_nodes_sweep.py's schedule (the active controller, a follower voter or
-    brokers killed, restarts, topics of RF 1-3, idle stretches of 0.8-45 virtual s) on a few
-    seeds: every step's state and network counters equal."""
-    import sys
-    from pathlib import Path
-
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-    from dead_nodes_sweep import schedule
-
+    """``schedule`` on a few seeds: every step's state and network counters equal."""
     stepped, _ = schedule(seed, False)
     warped, ms = schedule(seed, True)
     assert [i for i, (a, b) in enumerate(zip(stepped, warped)) if a != b] == []
     assert ms > 30_000
+
+
+def test_a_warped_failover_gives_the_same_trace_for_the_same_seed():
+    """Determinism within the warp's mode: the dead voter's stretch included."""
+    digests = {_failover(3, True)[2].sim.trace.digest() for _ in range(2)}
+    assert len(digests) == 1
 
 
 @pytest.mark.parametrize("seed, restart", [(1, False), (2, True)])
