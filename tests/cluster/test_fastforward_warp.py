@@ -217,3 +217,20 @@ def test_without_bulk_runs_every_answer_is_handed_over_and_equal(monkeypatch) ->
     assert warped == stepped
     assert c.fast_forward_stats["events computed"] > 100
     assert not c.fast_forward_stats["answers applied in runs"]
+
+
+def test_a_snapshot_past_due_is_not_asked_about_at_every_instant():
+    """A snapshot by interval falls due at a node's next commit, after its horizon: the warp
+    steps a retry's worth of events before it asks the model again (it used to ask at every
+    instant: 35 horizon fallbacks here, now 12), and leaves the same state as stepping."""
+    def run(fast_forward: bool) -> tuple[dict, Cluster]:
+        c = Cluster(3, 4, seed=2, fast_forward=fast_forward,
+                    configs={"metadata.log.max.snapshot.interval.ms": 60_000})
+        c.run_for(310_000)
+        return _quorum_state(c), c
+
+    stepped, _ = run(False)
+    warped, c = run(True)
+    assert warped == stepped
+    assert c.fast_forward_stats["fallback: horizon (snapshot interval on)"] <= 15
+    assert c.fast_forward_stats["stretches"] >= 10
