@@ -81,6 +81,9 @@ class Loop:
     #: events but (instant, log end, high watermark) with the high watermark it leaves
     held: list | None = None
     rep: Any = None  # its replica fetching and ISR check (replica_loops.ReplicaLoop)
+    #: its fetch loop kept out of the heap (``fast_brokers.FastLoop``; its timer then holds
+    #: its logic's wake-up alone)
+    fast: Any = None
 
 
 _KINDS = {  # message body -> (model kind, sent by the follower?)
@@ -201,7 +204,11 @@ class FollowerLoops:
             event.held = len(loop.held)
         loop.timer = None
         self._beat_if_due(loop, at)
-        self._rearm(loop, min(loop.raft_wake, loop.logic_wake))
+        if loop.fast is not None:
+            self._rearm(loop, loop.logic_wake)
+            self._fast_owns(loop)
+        else:
+            self._rearm(loop, min(loop.raft_wake, loop.logic_wake))
         return True
 
     def _beat_if_due(self, loop: Loop, at: int) -> None:
@@ -267,8 +274,11 @@ class FollowerLoops:
             wake = at + self.fetch_wait  # the fetch and request timeouts, the cleaner
             clean_at = loop.clean_at
             loop.raft_wake = raft_wake = wake if wake < clean_at else clean_at
-            a_at, a_tie = loop.to_leader.arrival(at)
-            heapq.heappush(self.heap, [a_at, a_tie, self.seq(), "fetch", (n, end)])
+            if loop.fast is not None:  # the fast loop's next fetch (fast_brokers.py)
+                self._fast_fetched(loop.fast, at, end)
+            else:
+                a_at, a_tie = loop.to_leader.arrival(at)
+                heapq.heappush(self.heap, [a_at, a_tie, self.seq(), "fetch", (n, end)])
             if committed and loop.beat_to_leader is not None:
                 self._beat_if_due(loop, at)
         else:  # a heartbeat's answer: the next one is due an interval later
@@ -281,5 +291,9 @@ class FollowerLoops:
             self._replica_tick(loop, at)
             self._logic_wake(loop)
         logic_wake = loop.logic_wake
-        self._rearm(loop, raft_wake if raft_wake < logic_wake else logic_wake)
+        if loop.fast is not None:
+            self._rearm(loop, logic_wake)
+            self._fast_owns(loop)
+        else:
+            self._rearm(loop, raft_wake if raft_wake < logic_wake else logic_wake)
         return True

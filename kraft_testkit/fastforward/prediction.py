@@ -23,6 +23,9 @@ class Parked:
     node: int
     offset: int
     deadline: int
+    #: where the leader parked it (instant << 32 | tie; ``fast_brokers.PRE`` + i before the
+    #: stretch): its place in the leader's list among the fast loops' parked fetches
+    pos: int = 0
 
 
 @dataclass(slots=True)
@@ -58,6 +61,8 @@ class QuorumPrediction:
     follower_answers: int = 0
     #: events computed but left out of ``events`` (a compact prediction's)
     omitted: int = 0
+    #: the brokers whose fetch loops the model computed out of its heap (``fast_brokers``)
+    fast_loops: int = 0
     #: a compact prediction's leader, for the warp to set instead of replay: the high
     #: watermark's moves (instant, new high watermark), the heartbeat answers' commit
     #: latencies in the order the controller sends them, the heartbeats still waiting for

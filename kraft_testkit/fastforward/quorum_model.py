@@ -41,6 +41,7 @@ from kraft_testkit.controller import noop
 from kraft_testkit.controller.cluster import SOFT_STATE_KEY
 from kraft_testkit.controller.heartbeats import lease_end
 from kraft_testkit.fastforward.dead_nodes import DeadVoter, dead_nodes
+from kraft_testkit.fastforward.fast_brokers import PRE, FastBrokers
 from kraft_testkit.fastforward.follower_model import Computed, FollowerLoops
 from kraft_testkit.fastforward.observer_loop import LeaderStep, LinkClock, NotModelled
 from kraft_testkit.fastforward.prediction import (
@@ -57,7 +58,7 @@ from kraft_testkit.sim.node import NEVER
 from kraft_testkit.sim.streams import tie_at
 
 def predict_quorum(cluster: Any, until_ms: int, *, steps: bool = True,
-                   compact: bool = False) -> QuorumPrediction:
+                   compact: bool = False, fast: bool = True) -> QuorumPrediction:
     """The idle cluster's metadata traffic from now up to ``until_ms`` (see the module);
     ``steps=False`` leaves the leader's timeline out (the warp does not read it).
 
@@ -66,7 +67,8 @@ def predict_quorum(cluster: Any, until_ms: int, *, steps: bool = True,
     whose request the warp takes from the link) and every follower's answer its node does not
     act on (kept in order in ``Loop.held``; the follower's other events say how many came
     before them); ``omitted`` counts them, ``follower_fetches`` and ``follower_answers`` count
-    the fetch loops' messages."""
+    the fetch loops' messages; there the brokers' fetch loops are computed out of the heap
+    (``fast_brokers.py``) unless ``fast=False`` (the reference the tests compare it with)."""
     model = _Model(cluster, until_ms)
     if model.dead and not compact:
         raise NotModelled("a dead node (the compact warp's alone)")
@@ -75,10 +77,12 @@ def predict_quorum(cluster: Any, until_ms: int, *, steps: bool = True,
         model.compact = True
         for loop in model.pred.loops.values():
             loop.held = []
+        if fast:
+            model._fast_start()  # noqa: SLF001
     return model.run()
 
 
-class _Model(FollowerLoops, ReplicaLoops, DeadVoter):
+class _Model(FollowerLoops, ReplicaLoops, DeadVoter, FastBrokers):
     def __init__(self, cluster: Any, until_ms: int) -> None:
         self.c = cluster
         active = cluster.active_controller
@@ -116,6 +120,7 @@ class _Model(FollowerLoops, ReplicaLoops, DeadVoter):
             if proc._crash_in_writes is not None:  # noqa: SLF001 - it dies in its next writes
                 raise NotModelled(f"node {n} has a crash armed in its writes")
         self.voter_ids = set(raft.voters) - {leader}
+        self.no_lean = self.voter_ids  # fetches _park_alone leaves to the full event
         followers = set(cluster.roles) - {leader} - dead
         self.flights, self.more_flights, other, to_dead = _scan_heap(cluster, followers, leader,
                                                                      dead)
@@ -132,13 +137,16 @@ class _Model(FollowerLoops, ReplicaLoops, DeadVoter):
         self.drain_at = lead.drain_at if self.pending else NEVER
         self.check_deadline, self.fetched = lead.check_deadline, set(lead.fetched)
         self.parked = []
+        self.fast, self.fast_of, self.fast_parked = [], {}, []  # fast_brokers: none yet
+        self.fast_next, self.fast_last = NEVER << 32, -1
         self.records = {b: [p.last_fetch_ms, p.end_offset, p.caught_up_ms]
                           for b, p in (*lead.observers.items(), *lead.voters.items())
                           if b != leader}
         for p in lead.parked:
             if p.replica_id not in followers or p.src != p.replica_id:
                 raise NotModelled(f"a fetch from {p.src} is parked at the leader")
-            self.parked.append(Parked(p.replica_id, p.partition.fetch_offset, p.deadline))
+            self.parked.append(Parked(p.replica_id, p.partition.fetch_offset, p.deadline,
+                                      PRE + len(self.parked)))
         # the earliest parked deadline: the poll looks at each parked fetch only when one is
         # due or the parked fetches are woken
         self.parked_min = min((p.deadline for p in self.parked), default=NEVER)
@@ -210,11 +218,16 @@ class _Model(FollowerLoops, ReplicaLoops, DeadVoter):
         horizon, leader = self.horizon, self.leader  # _stop changes the horizon, then we stop
         follower_timer, at_follower, at_leader = \
             self._follower_timer, self._at_follower, self._at_leader
+        fast_until = self._fast_until
         while heap:
             entry = pop(heap)
             kind = entry[3]
             if kind == "dead":
                 continue
+            if self.fast_next < (entry[0] << 32 | entry[1]) and \
+                    not fast_until(entry[0] << 32 | entry[1]):
+                push(heap, entry)  # the model stopped at a fast loop's event before it
+                break
             if entry[0] >= horizon:
                 push(heap, entry)
                 break
@@ -238,6 +251,8 @@ class _Model(FollowerLoops, ReplicaLoops, DeadVoter):
                                 if e[3] not in ("timer", "dead"))
         pred.parked = [(p.node, p.deadline) for p in self.parked]
         pred.leader_wakes = self.leader_wakes
+        if self.fast:
+            self._fast_finish(pred)
         pred.follower_fetches, pred.follower_answers = self.follower_fetches, self.follower_answers
         pred.omitted = self.omitted
         pred.waiting, pred.check_deadline = self.waiting, self.check_deadline
@@ -307,11 +322,13 @@ class _Model(FollowerLoops, ReplicaLoops, DeadVoter):
             self.wake_parked = True
             self._move_hw(at)
         parked = self.parked
-        if parked:
+        if parked or self.fast_parked:
             wake_all, self.wake_parked = self.wake_parked, False
             if wake_all or self.parked_min <= at:
                 still = []
                 sends, voters = self.sends, self.voter_ids
+                fast_low = self._fast_wake_parked(at, wake_all, sends) if self.fast_parked \
+                    else NEVER
                 for p in parked:
                     if wake_all or p.deadline <= at:
                         if p.node in voters:
@@ -322,7 +339,8 @@ class _Model(FollowerLoops, ReplicaLoops, DeadVoter):
                     else:
                         still.append(p)
                 self.parked = still
-                self.parked_min = min((p.deadline for p in still), default=NEVER)
+                low = min((p.deadline for p in still), default=NEVER)
+                self.parked_min = low if low < fast_low else fast_low
         else:
             self.wake_parked = False
         check = self.check_deadline
@@ -338,13 +356,22 @@ class _Model(FollowerLoops, ReplicaLoops, DeadVoter):
             low = self.begin_at
         return check if check < low else low
 
+    def _leader_wake_now(self) -> tuple[int, int]:
+        """The leader's Raft and node wake-ups in its present state (what its last event
+        left: ``_at_leader``'s formula)."""
+        low = min(self.parked_min, self.drain_at, self.begin_at)
+        wake = min(self.check_deadline, low)
+        raft_wake = min(wake, self.clean_at)
+        return raft_wake, min(raft_wake, self.noop_last + self.interval, self.other_dues,
+                              self.lease_min)
+
     def _park_alone(self, at: int, tie: int, arg: tuple) -> bool:
         """The common event, shortened: a broker's fetch at the log end when nothing else is
         due (no drain, parked deadline, NoOp, check-quorum or heartbeat waiting): it is
         parked, and the leader's wake-ups move only by its deadline. False: run it in full."""
         n, offset = arg
         end = self.end
-        if offset != end or n in self.voter_ids or self.waiting or end > self.budget_end:
+        if offset != end or n in self.no_lean or self.waiting or end > self.budget_end:
             return False
         drain, check = self.drain_at, self.check_deadline
         deadline = at + self.cfg.fetch_max_wait_ms
@@ -364,7 +391,7 @@ class _Model(FollowerLoops, ReplicaLoops, DeadVoter):
             raise NotModelled(f"the leader has no record of broker {n}")
         rec[0] = rec[2] = at
         rec[1] = offset
-        self.parked.append(Parked(n, offset, deadline))
+        self.parked.append(Parked(n, offset, deadline, at << 32 | tie))
         self.parked_min = parked_min
         if self.record_steps:  # nothing moved: the step repeats the last one's offsets
             self.pred.steps.append(LeaderStep(at, tie, end, self.hw, False, self.written,
@@ -415,7 +442,11 @@ class _Model(FollowerLoops, ReplicaLoops, DeadVoter):
             self.follower_fetches += 1
             if offset >= self.end:
                 deadline = at + self.cfg.fetch_max_wait_ms
-                self.parked.append(Parked(n, offset, deadline))
+                fb = self.fast_of.get(n)
+                if fb is not None:
+                    self._fast_park(fb, at, tie, offset, deadline)
+                else:
+                    self.parked.append(Parked(n, offset, deadline, at << 32 | tie))
                 if deadline < self.parked_min:
                     self.parked_min = deadline
             else:
@@ -462,6 +493,9 @@ class _Model(FollowerLoops, ReplicaLoops, DeadVoter):
             for send in sends:
                 loop = loops[send[1]]
                 if send[0] == "answer":
+                    if loop.fast is not None:
+                        self._fast_answered(loop.fast, at, send[2], send[3])
+                        continue
                     a_at, a_tie = loop.to_node.arrival(at)
                     push(heap, [a_at, a_tie, seq(), "answer", send[1:]])
                 else:

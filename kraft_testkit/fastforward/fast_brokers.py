@@ -1,0 +1,375 @@
+"""The brokers' metadata fetch loops in a compact prediction, out of the model's heap.
+
+Most of an idle cluster's events are the brokers' fetch loops with the active controller: an
+answer reaches the broker (it appends, learns the high watermark and fetches again in the same
+event), the fetch reaches the leader and is parked until the next drain or high-watermark move.
+In a compact prediction neither event is kept (the answer joins ``Loop.held``, the fetch only
+moves the leader's record of the broker), so the model only has to get their instants and what
+they carry right. Here each broker's loop (a :class:`FastLoop`: a broker with no partitions, on
+Fixed or Uniform links) has exactly one thing pending, an answer on its way, a fetch on its way
+or a fetch parked at the leader, and is advanced *leanly* (a few assignments and the link's two
+draws per message, no heap entry, no event object) up to the model's next heap event, as long
+as nothing else can happen at that instant:
+
+- a fetch is lean before the leader's next wake-up instant (its one timer: a drain, the NoOp
+  task, a parked fetch's max wait, check-quorum, a lease, a dead voter's request), where the
+  first leader event of the instant does the due work and order decides what a later one sees
+  (a heartbeat at the NoOp's instant waits for the NoOp when a fetch came before it);
+- an answer is lean before the broker's logic wakes (a due heartbeat leaves in the first event
+  its logic runs in; a heartbeat in flight times out), and before its Raft fetch timeout
+  (unreachable: the loop is fast only where an answer always comes sooner).
+
+Anything else, the earliest first, runs as the full event of the model
+(``quorum_model._at_leader``, ``follower_model._at_follower``), which knows a fast loop: it
+parks the fetch or sends the answer into the loop, not the heap, and a broker's timer holds
+its logic's wake-up alone. The leader's parked fetches of fast loops are woken with the others
+(``_poll``), their max waits count in its wake-up, and the leader's order of parked fetches is
+kept by where each was parked (``pos``). Everything a compact prediction returns is the same as
+with every message a heap event: tests/cluster/test_fastforward_fast_brokers.py compares
+``model_digest.compact_fingerprint`` of both over many stretches.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from kraft_testkit.fastforward.observer_loop import LinkClock, NotModelled
+from kraft_testkit.sim.node import NEVER
+from kraft_testkit.sim.streams import GOLDEN, MASK64, STEP
+
+ANSWER, FETCH, PARKED = 0, 1, 2
+_IDLE = NEVER << 32  # a parked fetch's key: no lean event of its own
+PRE = -(1 << 40)  # the positions of fetches parked before the stretch: before every instant
+
+
+@dataclass(slots=True, eq=False)
+class FastLoop:
+    """One broker's metadata fetch loop, kept out of the heap: what it has pending."""
+
+    node: int
+    loop: Any  # follower_model.Loop
+    rec: list  # the leader's record of it: [last fetch ms, end offset, caught up ms]
+    phase: int
+    key: int  # ANSWER or FETCH: its arrival, instant << 32 | tie; PARKED: _IDLE
+    at: int = 0
+    tie: int = 0
+    end: int = 0  # ANSWER: the log end it carries; FETCH and PARKED: the fetch offset
+    hw: int = 0  # ANSWER: the high watermark it carries
+    deadline: int = NEVER  # PARKED: its max wait runs out then
+    pos: int = 0  # PARKED: where the leader parked it (instant << 32 | tie; PRE + i before)
+
+
+def _plain(clock: LinkClock) -> tuple[int, int] | None:
+    """(lowest, highest) latency of a link whose draws the lean path inlines, else None."""
+    plain = clock._plain  # noqa: SLF001
+    if plain is None or plain[0] < 1:
+        return None
+    low, span = plain
+    return low, low + max(span, 1) - 1
+
+
+class FastBrokers:
+    """Methods of the model (``quorum_model._Model``) for the fast broker loops."""
+
+    def _fast_start(self) -> None:
+        """Take the eligible brokers' fetch loops out of the heap and the parked list (a
+        compact prediction, before it runs)."""
+        self.fast: list[FastLoop] = []
+        self.fast_of: dict[int, FastLoop] = {}
+        self.fast_parked: list[FastLoop] = []
+        self.fast_next = _IDLE
+        self.fast_stop = NEVER  # the earliest heartbeat timeout of a fast loop
+        self.fast_last = -1  # the last leader event a lean fetch made
+        self.no_lean = set(self.voter_ids)  # fetches _park_alone leaves to the full event
+        max_wait, wait = self.cfg.fetch_max_wait_ms, self.fetch_wait
+        pending: dict[int, list] = {}
+        for entry in self.heap:
+            if entry[3] in ("fetch", "answer"):
+                pending.setdefault(entry[4][0], []).append(entry)
+        for i, p in enumerate(self.parked):
+            p.pos = PRE + i
+        for n, loop in sorted(self.pred.loops.items()):
+            rep = loop.rep
+            if loop.voter or loop.beat_to_leader is None or loop.isr_wakes or \
+                    (rep is not None and (rep.leaders or rep.caught_up)):
+                continue  # replica fetches and ISR checks as wake-ups: heap events
+            up, down = _plain(loop.to_leader), _plain(loop.to_node)
+            if up is None or down is None or up[1] + down[1] + max_wait >= wait:
+                continue  # an answer might come after the broker's fetch timeout
+            rec = self.records.get(n)
+            mine = pending.get(n, [])
+            parked = [p for p in self.parked if p.node == n]
+            if rec is None or len(mine) + len(parked) != 1:
+                continue
+            fb = FastLoop(n, loop, rec, PARKED, _IDLE)
+            if parked:
+                p = parked[0]
+                fb.end, fb.deadline, fb.pos = p.offset, p.deadline, p.pos
+                latest = p.deadline + down[1]
+            else:
+                entry = mine[0]
+                fb.at, fb.tie = entry[0], entry[1]
+                fb.key = entry[0] << 32 | entry[1]
+                if entry[3] == "answer":
+                    fb.phase, fb.end, fb.hw = ANSWER, entry[4][1], entry[4][2]
+                    latest = entry[0]
+                else:
+                    fb.phase, fb.end = FETCH, entry[4][1]
+                    latest = entry[0] + max_wait + down[1]
+            timer = loop.timer
+            if latest >= loop.raft_wake or timer is None or \
+                    timer[0] != min(loop.raft_wake, loop.logic_wake):
+                continue  # its Raft timer could fire first, or its timer is elsewhere
+            if parked:
+                self.parked.remove(parked[0])
+                self.fast_parked.append(fb)
+            else:
+                mine[0][3] = "dead"
+            loop.fast = fb
+            self.fast.append(fb)
+            self.fast_of[n] = fb
+            self.no_lean.add(n)
+            self._rearm(loop, loop.logic_wake)  # its timer holds its logic's wake-up alone
+        if self.fast:
+            self._fast_recount()
+            self._fast_owns(None)
+
+    def _fast_recount(self) -> None:
+        self.fast_next = min(fb.key for fb in self.fast)
+
+    def _fast_owns(self, loop: Any) -> None:
+        """A fast loop's logic ran (its timer, a heartbeat's answer, an answer it acts on):
+        the earliest instant one of their answers could stop the model, its heartbeat's
+        timeout, over every fast loop (the lean path stays before it)."""
+        stop = NEVER
+        for fb in self.fast:
+            if fb.loop.beat_deadline < stop:
+                stop = fb.loop.beat_deadline
+        self.fast_stop = stop
+
+    # ------------------------------------------------------------------ advancing
+
+    def _fast_until(self, limit: int) -> bool:
+        """Run every fast loop's events before ``limit`` (instant << 32 | tie, the model's
+        next heap event), lean where nothing else can happen at the instant, else as the full
+        event, in order; False: the model stopped at one of them (``horizon`` and
+        ``stop_tie`` set). A full event may put something in the heap before ``limit`` (a
+        heartbeat leaves): the fast loops stop before it and the caller runs it first."""
+        horizon = self.horizon << 32
+        self.fast_limit = limit if limit < horizon else horizon
+        heap = self.heap
+        while self.fast_next < self.fast_limit:
+            timer = self.timer
+            lean = self.fast_limit
+            if timer is not None and timer[0] << 32 < lean:
+                lean = timer[0] << 32
+            if self.fast_stop << 32 < lean:
+                lean = self.fast_stop << 32
+            low = _IDLE
+            if self.fast_next < lean:
+                self.fast_lean = lean  # a lean fetch parked with an earlier max wait lowers it
+                for fb in self.fast:
+                    if fb.key < self.fast_lean:
+                        self._fast_lean(fb)
+                    if fb.key < low:
+                        low = fb.key
+                self.fast_next = low
+                if low >= self.fast_lean:
+                    continue
+            # the earliest event is not lean (its logic acts, or something else is due at the
+            # instant): the model's full event, in order
+            fb = min(self.fast, key=_by_key)
+            if fb.key >= self.fast_limit:
+                break
+            if not self._fast_full(fb):
+                self.pred.stop_tie = fb.tie
+                return False
+            if heap:
+                top = heap[0][0] << 32 | heap[0][1]
+                if top < self.fast_limit:
+                    self.fast_limit = top
+            self._fast_recount()
+        return True
+
+    def _fast_lean(self, fb: FastLoop) -> None:
+        """``fb``'s events before ``self.fast_lean`` (before the leader's next wake-up and
+        any heartbeat timeout) that are lean; it stops at an answer its logic acts on."""
+        loop, lean = fb.loop, self.fast_lean
+        held, fetch_wait, clean_at = loop.held, self.fetch_wait, loop.clean_at
+        up, down = loop.to_leader, loop.to_node
+        while fb.key < lean:
+            at = fb.at
+            if fb.phase == ANSWER:  # what _at_follower does with an answer it holds
+                if at >= loop.raft_wake:
+                    raise NotModelled(f"broker {fb.node}'s fetch timed out")
+                if at >= loop.logic_wake:
+                    return  # its logic acts: the full event
+                end = loop.end_offset
+                if fb.end > end:
+                    end = fb.end
+                hw = fb.hw if fb.hw < end else end
+                hw0 = loop.high_watermark
+                if hw > hw0:  # the logic runs at the commit
+                    isr = loop.isr_check
+                    if isr is not None and at >= isr:
+                        return  # its ISR check falls due: the full event
+                    rep = loop.rep
+                    if rep is not None and rep.next_fetch is not None and \
+                            at >= rep.next_fetch:  # it fetches from nobody: the instant moves
+                        rep.next_fetch = at + rep.fetch_interval
+                    loop.high_watermark = hw
+                else:
+                    hw = hw0
+                loop.end_offset = end
+                held.append((at, end, hw))
+                wake = at + fetch_wait
+                loop.raft_wake = wake if wake < clean_at else clean_at
+                self.follower_answers += 1
+                self.omitted += 1
+                fb.phase, fb.end = FETCH, end
+                _draw(fb, up, at)
+            else:  # a fetch at the leader, nothing due there: parked, or answered at once
+                offset, rec = fb.end, fb.rec
+                self.follower_fetches += 1
+                self.omitted += 1
+                if at > self.fast_last:
+                    self.fast_last = at
+                if offset == self.end:
+                    rec[0] = rec[2] = at
+                    rec[1] = offset
+                    fb.phase, fb.key, fb.pos = PARKED, _IDLE, at << 32 | fb.tie
+                    fb.deadline = deadline = at + self.cfg.fetch_max_wait_ms
+                    self.fast_parked.append(fb)
+                    if deadline < self.parked_min:
+                        self.parked_min = deadline
+                        timer = self.timer
+                        if timer is None or deadline < timer[0]:
+                            self._rearm(self, deadline)  # the leader's wake-up moved
+                            if deadline << 32 < self.fast_lean:
+                                self.fast_lean = deadline << 32
+                    return
+                if offset > self.end:
+                    raise NotModelled(f"node {fb.node} fetches past the leader's log end")
+                rec[0] = at
+                rec[1] = offset
+                fb.phase, fb.end, fb.hw = ANSWER, self.end, self.hw
+                _draw(fb, down, at)
+
+    def _fast_full(self, fb: FastLoop) -> bool:
+        """The earliest fast event, not lean: the model's full event (an answer at or past
+        the broker's logic wake-up or ISR check, or past where the lean path stops; a fetch
+        where the leader has work due)."""
+        at, tie = fb.at, fb.tie
+        key, fb.key = fb.key, _IDLE  # the full event sends the next message into the loop
+        if fb.phase == ANSWER:
+            done = self._at_follower([at, tie, 0, "answer", (fb.node, fb.end, fb.hw)])
+        else:
+            fb.phase = PARKED  # until _at_leader parks or answers it
+            if at > self.fast_last:
+                self.fast_last = at
+            done = self._at_leader([at, tie, 0, "fetch", (fb.node, fb.end)])
+            if not done:
+                fb.phase = FETCH
+        if not done:  # stopped before it: it is still on its way
+            fb.key = key
+        return done
+
+    # ------------------------------------------------------------------ the full events' hooks
+
+    def _fast_park(self, fb: FastLoop, at: int, tie: int, offset: int, deadline: int) -> None:
+        """The leader's full event parked the fast loop's fetch."""
+        fb.phase, fb.key, fb.end, fb.deadline, fb.pos = PARKED, _IDLE, offset, deadline, \
+            at << 32 | tie
+        self.fast_parked.append(fb)
+
+    def _fast_answered(self, fb: FastLoop, at: int, end: int, hw: int) -> None:
+        """The leader answered the fast loop's fetch at ``at``."""
+        fb.phase, fb.end, fb.hw = ANSWER, end, hw
+        _draw(fb, fb.loop.to_node, at)
+        if fb.key < self.fast_next:
+            self.fast_next = fb.key
+
+    def _fast_fetched(self, fb: FastLoop, at: int, end: int) -> None:
+        """The broker's full event sent its next fetch."""
+        fb.phase, fb.end = FETCH, end
+        _draw(fb, fb.loop.to_leader, at)
+        if fb.key < self.fast_next:
+            self.fast_next = fb.key
+
+    def _fast_wake_parked(self, at: int, wake_all: bool, sends: list) -> int:
+        """The leader's poll: the fast loops' parked fetches it answers now (all when woken,
+        else those whose max wait ran out); returns the earliest max wait left."""
+        still, low = [], NEVER
+        end = self.end
+        hw, first = self.hw, self.fast_next
+        for fb in self.fast_parked:
+            if wake_all or fb.deadline <= at:
+                rec = fb.rec
+                rec[0] = at
+                rec[1] = fb.end
+                if fb.end >= end:
+                    rec[2] = at
+                fb.phase, fb.end, fb.hw = ANSWER, end, hw  # the answer leaves now
+                _draw(fb, fb.loop.to_node, at)
+                if fb.key < first:
+                    first = fb.key
+            else:
+                still.append(fb)
+                if fb.deadline < low:
+                    low = fb.deadline
+        self.fast_parked = still
+        self.fast_next = first
+        return low
+
+    # ------------------------------------------------------------------ the end
+
+    def _fast_finish(self, pred: Any) -> None:
+        """What the prediction reports of the fast loops: their messages in flight, their
+        parked fetches in the leader's order, and the leader's last event and wake-ups."""
+        pred.fast_loops = len(self.fast)
+        for fb in self.fast:
+            if fb.phase == ANSWER:
+                pred.in_flight.append((fb.at, fb.tie, 0, "answer", (fb.node, fb.end, fb.hw)))
+            elif fb.phase == FETCH:
+                pred.in_flight.append((fb.at, fb.tie, 0, "fetch", (fb.node, fb.end)))
+        pred.in_flight.sort()
+        both = [(p.pos, p.node, p.deadline) for p in self.parked] + \
+            [(fb.pos, fb.node, fb.deadline) for fb in self.fast_parked]
+        both.sort()
+        pred.parked = [(n, d) for _, n, d in both]
+        last = self.leader_wakes[0] if self.leader_wakes is not None else -1
+        if self.fast_last > last:
+            last = self.fast_last
+        if last >= 0:  # the wake-ups its last event left (a lean fetch's too)
+            pred.leader_wakes = (last, *self._leader_wake_now())
+
+
+def _by_key(fb: FastLoop) -> int:
+    return fb.key
+
+
+def _draw(fb: FastLoop, clock: LinkClock, sent_at: int) -> None:
+    """The link's next message, sent at ``sent_at``: ``fb.at``, ``fb.tie`` and ``fb.key`` set
+    to its arrival (``LinkClock.arrival`` for a Fixed or Uniform FIFO link, inlined)."""
+    n = clock.sent
+    clock.sent = n + 1
+    low, span = clock._plain  # noqa: SLF001
+    base = clock._key + (n + 1) * GOLDEN  # noqa: SLF001
+    if span:
+        z = (base + STEP) & MASK64
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK64
+        at = sent_at + low + (z ^ (z >> 31)) % span
+        z = (base + 2 * STEP) & MASK64
+    else:
+        at = sent_at + low
+        z = (base + STEP) & MASK64
+    if at <= clock._last_at:  # noqa: SLF001 - behind an earlier message: its instant and tie
+        at, tie = clock._last_at, clock._last_tie  # noqa: SLF001
+    else:
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK64
+        tie = (z ^ (z >> 31)) >> 32
+        clock._last_at, clock._last_tie = at, tie  # noqa: SLF001
+    fb.at, fb.tie, fb.key = at, tie, at << 32 | tie

@@ -1,0 +1,123 @@
+"""The brokers' fetch loops computed out of the model's heap (fastforward/fast_brokers.py).
+
+A compact prediction with the fast loops must be the one the heap alone computes: the same
+events, held answers, leader records, parked fetches in the leader's order, wake-ups,
+messages in flight, link counters and counters (``model_digest.compact_fingerprint``), or
+the same refusal. Each test walks a cluster through time and compares both predictions at
+many instants and for stretches of many lengths; the warp's own differential tests
+(test_fastforward_warp.py and the others) compare the materialized result with stepping."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from kraft_testkit.cluster import Cluster
+from kraft_testkit.fastforward import fast_brokers
+from kraft_testkit.fastforward.model_digest import compact_fingerprint
+from kraft_testkit.fastforward.observer_loop import NotModelled
+from kraft_testkit.fastforward.quorum_model import predict_quorum
+from kraft_testkit.sim import LinkProfile
+from kraft_testkit.sim.link import Fixed, Uniform
+from test_fastforward_differential import _state
+
+
+def _predict(c: Cluster, until: int, fast: bool) -> tuple:
+    try:
+        p = predict_quorum(c, until, steps=False, compact=True, fast=fast)
+    except NotModelled as e:
+        return ("not modelled", str(e)), 0, ""
+    return (compact_fingerprint(p), p.horizon_ms, p.why_stopped), p.fast_loops, p.why_stopped
+
+
+def _walk(c: Cluster, seed: int, points: int = 25, step_ms: int = 1500) -> dict:
+    """Both predictions at ``points`` instants (stretches of 40 ms to 25 virtual s), the
+    cluster run on between them; returns how often the fast loops were used and why the
+    stretches stopped."""
+    rnd = random.Random(seed)
+    used, stops = 0, set()
+    for _ in range(points):
+        until = c.now_ms + rnd.choice([40, 400, 2_500, 25_000])
+        heap, _, _ = _predict(c, until, fast=False)
+        fast, loops, why = _predict(c, until, fast=True)
+        assert fast == heap, (c.now_ms, until)
+        used += loops > 0
+        stops.add(why.split(" on ")[0])
+        c.run_for(rnd.randint(1, step_ms))
+    return {"used": used, "stops": stops}
+
+
+@pytest.mark.parametrize("seed", [1, 2, 5])
+def test_an_idle_cluster_is_predicted_the_same_with_the_fast_loops(seed):
+    c = Cluster(3, 10, seed=seed, fast_forward=True)
+    c.run_for(8_000)
+    seen = _walk(c, seed)
+    assert seen["used"] == 25  # every broker is plain: the fast loops run in every stretch
+    assert "run end" in seen["stops"]
+
+
+def test_other_latencies_and_a_fixed_link():
+    for link, seed in ((LinkProfile(latency=Uniform(1, 40)), 3),
+                       (LinkProfile(latency=Fixed(3)), 4)):
+        c = Cluster(3, 5, seed=seed, link=link)
+        c.run_for(8_000)
+        assert _walk(c, seed, points=12)["used"] == 12
+
+
+def test_links_too_slow_for_the_bound_keep_the_heap():
+    """An answer could come after the broker's fetch timeout: no fast loop, same result."""
+    c = Cluster(3, 3, seed=6, link=LinkProfile(latency=Uniform(1, 800)))
+    c.run_for(10_000)
+    assert _walk(c, 6, points=8)["used"] == 0
+
+
+def test_a_dead_broker_stops_the_stretch_at_its_lease_end_alike():
+    c = Cluster(3, 6, seed=7)
+    c.run_for(8_000)
+    c.faults.kill(c.brokers[2])
+    c.run_for(300)
+    seen = _walk(c, 7, points=12, step_ms=900)
+    assert seen["used"] == 12
+    assert "a broker's lease" in seen["stops"]
+
+
+def test_a_failover_and_replicated_partitions_mix_fast_loops_and_heap_loops():
+    """Brokers that host replicas fetch from each other and keep their loops in the heap;
+    the others are fast; a dead voter is asked again and again."""
+    c = Cluster(3, 6, seed=8)
+    c.create_topic("t", 2, 2)
+    c.run_for(6_000)
+    old = c.active_controller
+    c.faults.kill(old)
+    c.run_until(lambda c: c.active_controller not in (None, old), 10_000)
+    c.run_for(2_000)
+    seen = _walk(c, 8, points=15)
+    assert seen["used"] > 0
+
+
+def test_a_planted_bug_is_caught(monkeypatch):
+    """The lean path run past the leader's next wake-up (a drain it would not see)."""
+    lean = fast_brokers.FastBrokers._fast_lean
+
+    def past_the_wake_up(self, fb):
+        self.fast_lean += 2_000 << 32
+        lean(self, fb)
+
+    c = Cluster(3, 10, seed=1)
+    c.run_for(8_000)
+    heap, _, _ = _predict(c, c.now_ms + 20_000, fast=False)
+    monkeypatch.setattr(fast_brokers.FastBrokers, "_fast_lean", past_the_wake_up)
+    fast, _, _ = _predict(c, c.now_ms + 20_000, fast=True)
+    assert fast != heap
+
+
+def test_a_warped_run_on_slower_links_equals_stepping():
+    link = LinkProfile(latency=Uniform(2, 30))
+    runs = []
+    for fast_forward in (False, True):
+        c = Cluster(3, 6, seed=9, link=link, fast_forward=fast_forward)
+        c.run_for(90_000)
+        runs.append(_state(c))
+    assert runs[0] == runs[1]
+    assert c.fast_forward_stats["virtual ms warped"] > 60_000
