@@ -224,10 +224,16 @@ class _Model(FollowerLoops, ReplicaLoops, DeadVoter, FastBrokers):
             kind = entry[3]
             if kind == "dead":
                 continue
-            if self.fast_next < (entry[0] << 32 | entry[1]) and \
-                    not fast_until(entry[0] << 32 | entry[1]):
-                push(heap, entry)  # the model stopped at a fast loop's event before it
-                break
+            if self.fast_next < (entry[0] << 32 | entry[1]):
+                if not fast_until(entry[0] << 32 | entry[1]):
+                    push(heap, entry)  # the model stopped at a fast loop's event before it
+                    break
+                kind = entry[3]
+                if kind == "dead":  # a lean fetch parked with an earlier max wait: the
+                    continue  # leader's timer moved there
+                if heap and heap[0][:2] < entry[:2]:  # something that comes first: that
+                    push(heap, entry)  # timer, or a heartbeat a fast loop's full event sent
+                    continue
             if entry[0] >= horizon:
                 push(heap, entry)
                 break

@@ -65,6 +65,33 @@ def test_other_latencies_and_a_fixed_link():
         assert _walk(c, seed, points=12)["used"] == 12
 
 
+@pytest.mark.parametrize("seed", [1, 3])
+def test_slow_links_put_fetches_on_the_leaders_busy_instants(seed, monkeypatch):
+    """Latencies up to 200 ms spread the fetches so that some reach the leader at an instant
+    where it has work due (a drain, the NoOp task, a max wait): those run as its full event,
+    in order, and a lean fetch may park with a max wait before the model's next event."""
+    full = []
+    run_full = fast_brokers.FastBrokers._fast_full
+
+    def counted(self, fb):
+        full.append(fb.phase)
+        return run_full(self, fb)
+
+    monkeypatch.setattr(fast_brokers.FastBrokers, "_fast_full", counted)
+    c = Cluster(3, 6, seed=seed, link=LinkProfile(latency=Uniform(1, 200)))
+    c.run_for(8_000)
+    rnd = random.Random(seed)
+    loops = 0
+    for _ in range(30):
+        heap, _, _ = _predict(c, c.now_ms + 30_000, fast=False)
+        fast, n, _ = _predict(c, c.now_ms + 30_000, fast=True)
+        assert fast == heap, c.now_ms
+        loops += n
+        c.run_for(rnd.randint(1_000, 20_000))
+    assert loops > 150  # of 180: a loop whose answer could come late stays in the heap
+    assert full.count(fast_brokers.FETCH) >= 5
+
+
 def test_links_too_slow_for_the_bound_keep_the_heap():
     """An answer could come after the broker's fetch timeout: no fast loop, same result."""
     c = Cluster(3, 3, seed=6, link=LinkProfile(latency=Uniform(1, 800)))
@@ -112,8 +139,9 @@ def test_a_planted_bug_is_caught(monkeypatch):
     assert fast != heap
 
 
-def test_a_warped_run_on_slower_links_equals_stepping():
-    link = LinkProfile(latency=Uniform(2, 30))
+@pytest.mark.parametrize("high", [30, 200])
+def test_a_warped_run_on_slower_links_equals_stepping(high):
+    link = LinkProfile(latency=Uniform(2, high))
     runs = []
     for fast_forward in (False, True):
         c = Cluster(3, 6, seed=9, link=link, fast_forward=fast_forward)
@@ -121,3 +149,44 @@ def test_a_warped_run_on_slower_links_equals_stepping():
         runs.append(_state(c))
     assert runs[0] == runs[1]
     assert c.fast_forward_stats["virtual ms warped"] > 60_000
+
+
+_LATENCIES = (Uniform(1, 5), Uniform(1, 40), Uniform(1, 200), Fixed(3), Uniform(2, 700))
+
+
+def random_walk(seed: int, points: int = 20) -> tuple[int, int]:
+    """A random cluster (3 + 3..10 brokers, one of ``_LATENCIES``, a topic or not) through
+    random faults (a broker or a controller killed, whatever is down started again) and idle
+    stretches, both predictions compared at every step (an AssertionError names the
+    instant); returns (predictions with fast loops, fast loops in them)."""
+    rnd = random.Random(seed)
+    c = Cluster(3, rnd.randint(3, 10), seed=seed,
+                link=LinkProfile(latency=rnd.choice(_LATENCIES)))
+    if rnd.random() < 0.4:
+        c.create_topic("t", rnd.randint(1, 4), rnd.randint(1, 3))
+    c.run_for(rnd.randint(6_000, 12_000))
+    used = loops = 0
+    for _ in range(points):
+        until = c.now_ms + rnd.choice([40, 400, 2_500, 25_000, 60_000])
+        heap, _, _ = _predict(c, until, fast=False)
+        fast, n, _ = _predict(c, until, fast=True)
+        assert fast == heap, f"seed {seed} at {c.now_ms} ms, until {until}"
+        used += n > 0
+        loops += n
+        roll = rnd.random()
+        down = [n for n in c.roles if not c.sim.process(n).up]
+        brokers = [b for b in c.broker_ids if b not in down]
+        if roll < 0.08 and len(down) < 2 and brokers:
+            c.faults.kill(rnd.choice(brokers))
+        elif roll < 0.12 and not down and c.active_controller is not None:
+            c.faults.kill(rnd.choice([c.active_controller, *c.controllers]))
+        elif roll < 0.2 and down:
+            c.faults.start(rnd.choice(down))
+        c.run_for(rnd.randint(1, 6_000))
+    return used, loops
+
+
+@pytest.mark.parametrize("seed", [0, 4, 11])
+def test_random_walks_with_faults(seed):
+    used, _ = random_walk(seed)
+    assert used > 0
