@@ -210,14 +210,14 @@ class FastBrokers:
                     end = fb.end
                 hw = fb.hw if fb.hw < end else end
                 hw0 = loop.high_watermark
-                if hw > hw0:  # the logic runs at the commit
+                if hw > hw0:  # the logic runs at the commit (_replica_tick): it fetches
+                    rep = loop.rep  # from nobody and leads nothing, its instants move
+                    if rep is not None and rep.next_fetch is not None and \
+                            at >= rep.next_fetch:
+                        rep.next_fetch = at + rep.fetch_interval
                     isr = loop.isr_check
                     if isr is not None and at >= isr:
-                        return  # its ISR check falls due: the full event
-                    rep = loop.rep
-                    if rep is not None and rep.next_fetch is not None and \
-                            at >= rep.next_fetch:  # it fetches from nobody: the instant moves
-                        rep.next_fetch = at + rep.fetch_interval
+                        loop.isr_check = at + loop.isr_interval
                     loop.high_watermark = hw
                 else:
                     hw = hw0

@@ -252,9 +252,11 @@ class FollowerLoops:
                 hw = old_hw
             committed = hw > old_hw
             # its logic would do nothing that depends on the instant: the answer can wait
-            # to be applied with the others as one run (warp.py, broker_runs.py)
-            if loop.voter or (at < loop.logic_wake and not (
-                    committed and loop.isr_check is not None and at >= loop.isr_check)):
+            # to be applied with the others as one run (warp.py, broker_runs.py). An ISR
+            # check due at a commit is such a thing where the broker leads nothing (the run
+            # ticks its replica manager at each commit, noop_run.tick_commits); where it
+            # leads, the check is a wake-up of its logic and the answer comes after it.
+            if loop.voter or at < loop.logic_wake:
                 if held is not None:  # compact: no event, the answer joins the held ones
                     held.append((at, end, hw))
                     self.follower_answers += 1
