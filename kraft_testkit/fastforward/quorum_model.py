@@ -459,8 +459,9 @@ class _Model(FollowerLoops, ReplicaLoops, DeadVoter, FastBrokers):
                 sends.append(("answer", n, self.end, self.hw))
         elif kind == "beat":
             n = arg[0]
-            self.leases[n] = lease_end(at, self.session_ms)
-            self.lease_min = min(self.leases.values())
+            old, self.leases[n] = self.leases.get(n, NEVER), lease_end(at, self.session_ms)
+            if old == self.lease_min or self.leases[n] < self.lease_min:
+                self.lease_min = min(self.leases.values())  # else the least did not move
             self.pred.beats[n] = at
             if self.written <= self.hw - 1:
                 sends.append(("beat_answer", n))
@@ -515,7 +516,7 @@ class _Model(FollowerLoops, ReplicaLoops, DeadVoter, FastBrokers):
         raft_wake = wake if wake < clean_at else clean_at
         node_wake = min(raft_wake, self.noop_last + self.interval, self.other_dues,
                         self.lease_min)
-        if event is not None and (kind == "fetch" or kind == "beat") and \
+        if event is not None and not self.compact and (kind == "fetch" or kind == "beat") and \
                 end == end0 and hw == hw0 and self.written == written0 and \
                 self.pending == pending0 and \
                 len(self.waiting) == waiting0 + (kind == "beat" and not sends) and \
