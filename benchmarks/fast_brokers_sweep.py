@@ -2,7 +2,8 @@
 
 ``python benchmarks/fast_brokers_sweep.py --seeds 0:200``: for each seed,
 tests/cluster/test_fastforward_fast_brokers.py's ``random_walk`` (3 + 3..10 brokers, link
-latencies from 1-5 to 2-700 ms, a topic or not, broker and controller kills and restarts),
+latencies from 1-5 to 2-700 ms, a topic or not, or with ``--replicated`` always a topic of
+replication factor 2-3, broker and controller kills and restarts),
 where a compact prediction with the brokers' fetch loops out of the heap
 (``fastforward/fast_brokers.py``) and one with the heap alone are compared at every step
 (``model_digest.compact_fingerprint``). Prints the seeds that differ (none expected) and how
@@ -27,13 +28,16 @@ def main() -> int:
     p = argparse.ArgumentParser()
     p.add_argument("--seeds", default="0:200")
     p.add_argument("--points", type=int, default=20)
+    p.add_argument("--replicated", action="store_true",
+                   help="always a topic of replication factor 2-3 (the brokers fetch from "
+                        "each other)")
     args = p.parse_args()
     lo, hi = map(int, args.seeds.split(":"))
     bad, used, loops = [], 0, 0
     t = time.process_time()
     for seed in range(lo, hi):
         try:
-            u, n = random_walk(seed, args.points)
+            u, n = random_walk(seed, args.points, args.replicated)
         except AssertionError as e:
             bad.append((seed, str(e).splitlines()[0]))
             continue

@@ -5,8 +5,8 @@ answer reaches the broker (it appends, learns the high watermark and fetches aga
 event), the fetch reaches the leader and is parked until the next drain or high-watermark move.
 In a compact prediction neither event is kept (the answer joins ``Loop.held``, the fetch only
 moves the leader's record of the broker), so the model only has to get their instants and what
-they carry right. Here each broker's loop (a :class:`FastLoop`: a broker with no partitions, on
-Fixed or Uniform links) has exactly one thing pending, an answer on its way, a fetch on its way
+they carry right. Here each broker's loop (a :class:`FastLoop`: a broker on Fixed or Uniform
+links) has exactly one thing pending, an answer on its way, a fetch on its way
 or a fetch parked at the leader, and is advanced *leanly* (a few assignments and the link's two
 draws per message, no heap entry, no event object) up to the model's next heap event, as long
 as nothing else can happen at that instant:
@@ -16,7 +16,9 @@ as nothing else can happen at that instant:
   first leader event of the instant does the due work and order decides what a later one sees
   (a heartbeat at the NoOp's instant waits for the NoOp when a fetch came before it);
 - an answer is lean before the broker's logic wakes (a due heartbeat leaves in the first event
-  its logic runs in; a heartbeat in flight times out), and before its Raft fetch timeout
+  its logic runs in; a heartbeat in flight times out; a replica fetch or an ISR check that can
+  act is due: the replica messages between brokers stay heap events), and before its Raft
+  fetch timeout
   (unreachable: the loop is fast only where an answer always comes sooner).
 
 Anything else, the earliest first, runs as the full event of the model
@@ -90,10 +92,8 @@ class FastBrokers:
         for i, p in enumerate(self.parked):
             p.pos = PRE + i
         for n, loop in sorted(self.pred.loops.items()):
-            rep = loop.rep
-            if loop.voter or loop.beat_to_leader is None or loop.isr_wakes or \
-                    (rep is not None and (rep.leaders or rep.caught_up)):
-                continue  # replica fetches and ISR checks as wake-ups: heap events
+            if loop.voter or loop.beat_to_leader is None:
+                continue
             up, down = _plain(loop.to_leader), _plain(loop.to_node)
             if up is None or down is None or up[1] + down[1] + max_wait >= wait:
                 continue  # an answer might come after the broker's fetch timeout
@@ -210,8 +210,9 @@ class FastBrokers:
                     end = fb.end
                 hw = fb.hw if fb.hw < end else end
                 hw0 = loop.high_watermark
-                if hw > hw0:  # the logic runs at the commit (_replica_tick): it fetches
-                    rep = loop.rep  # from nobody and leads nothing, its instants move
+                if hw > hw0:  # the logic runs at the commit (_replica_tick): a replica
+                    rep = loop.rep  # fetch or an ISR check that acts is a wake-up of its
+                    # logic (the answer was not lean), so this one only moves the instants
                     if rep is not None and rep.next_fetch is not None and \
                             at >= rep.next_fetch:
                         rep.next_fetch = at + rep.fetch_interval

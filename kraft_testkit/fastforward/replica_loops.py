@@ -200,5 +200,9 @@ class ReplicaLoops:
             heapq.heappush(self.heap, [a_at, a_tie, self.seq(), "ranswer", (peer, n)])
         self._beat_if_due(loop, at)  # the logic's _done
         raft_wake, logic_wake = loop.raft_wake, loop.logic_wake
-        self._rearm(loop, raft_wake if raft_wake < logic_wake else logic_wake)
+        if loop.fast is not None:  # its timer holds its logic's wake-up alone (fast_brokers)
+            self._rearm(loop, logic_wake)
+            self._fast_owns(loop)
+        else:
+            self._rearm(loop, raft_wake if raft_wake < logic_wake else logic_wake)
         return True
