@@ -340,6 +340,10 @@ class ReplicaManager:
     # ------------------------------------------------------------------ follower side
 
     def _send_fetches(self) -> None:
+        if not self.replicas:  # hosts nothing (most idle brokers): no fetch, nothing to keep
+            if self._fetch_cids:
+                self._fetch_cids = {}
+            return
         by_leader: dict[int, list[LocalReplica]] = {}
         for rep in self.followed():
             by_leader.setdefault(rep.leader, []).append(rep)
