@@ -18,13 +18,12 @@ as nothing else can happen at that instant:
 - an answer is lean before the broker's logic wakes (a due heartbeat leaves in the first event
   its logic runs in; a heartbeat in flight times out; a replica fetch or an ISR check that can
   act is due: the replica messages between brokers stay heap events), and before its Raft
-  fetch timeout
-  (unreachable: the loop is fast only where an answer always comes sooner).
+  fetch timeout (unreachable: the loop is fast only where an answer always comes sooner).
 
 Anything else, the earliest first, runs as the full event of the model
-(``quorum_model._at_leader``, ``follower_model._at_follower``), which knows a fast loop: it
-parks the fetch or sends the answer into the loop, not the heap, and a broker's timer holds
-its logic's wake-up alone. The leader's parked fetches of fast loops are woken with the others
+(``quorum_model._at_leader``, ``follower_model._at_follower``, ``replica_loops._at_replica``),
+which knows a fast loop: it parks the fetch or sends the answer into the loop, not the heap,
+and a broker's timer holds its logic's wake-up alone. The leader's parked fetches of fast loops are woken with the others
 (``_poll``), their max waits count in its wake-up, and the leader's order of parked fetches is
 kept by where each was parked (``pos``). Everything a compact prediction returns is the same as
 with every message a heap event: tests/cluster/test_fastforward_fast_brokers.py compares
@@ -133,12 +132,12 @@ class FastBrokers:
             self._rearm(loop, loop.logic_wake)  # its timer holds its logic's wake-up alone
         if self.fast:
             self._fast_recount()
-            self._fast_owns(None)
+            self._fast_logic_ran(None)
 
     def _fast_recount(self) -> None:
         self.fast_next = min(fb.key for fb in self.fast)
 
-    def _fast_owns(self, loop: Any) -> None:
+    def _fast_logic_ran(self, loop: Any) -> None:
         """A fast loop's logic ran (its timer, a heartbeat's answer, an answer it acts on):
         the earliest instant one of their answers could stop the model, its heartbeat's
         timeout, over every fast loop (the lean path stays before it)."""

@@ -206,7 +206,7 @@ class FollowerLoops:
         self._beat_if_due(loop, at)
         if loop.fast is not None:
             self._rearm(loop, loop.logic_wake)
-            self._fast_owns(loop)
+            self._fast_logic_ran(loop)
         else:
             self._rearm(loop, min(loop.raft_wake, loop.logic_wake))
         return True
@@ -295,7 +295,7 @@ class FollowerLoops:
         logic_wake = loop.logic_wake
         if loop.fast is not None:
             self._rearm(loop, logic_wake)
-            self._fast_owns(loop)
+            self._fast_logic_ran(loop)
         else:
             self._rearm(loop, raft_wake if raft_wake < logic_wake else logic_wake)
         return True

@@ -202,7 +202,7 @@ class ReplicaLoops:
         raft_wake, logic_wake = loop.raft_wake, loop.logic_wake
         if loop.fast is not None:  # its timer holds its logic's wake-up alone (fast_brokers)
             self._rearm(loop, logic_wake)
-            self._fast_owns(loop)
+            self._fast_logic_ran(loop)
         else:
             self._rearm(loop, raft_wake if raft_wake < logic_wake else logic_wake)
         return True
