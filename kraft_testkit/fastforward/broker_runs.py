@@ -23,6 +23,8 @@ from kraft_testkit.fastforward.noop_run import (
     noop_batches_in_log,
     tick_commits,
 )
+from kraft_testkit.broker.state import BrokerState
+from kraft_testkit.protocol import messages as M
 from kraft_testkit.raft import rpc
 from kraft_testkit.sim.node import Effects
 
@@ -66,6 +68,7 @@ class AnswerRun:
         self.body: Any = None
         self.last_epoch = self.raft.log.last_epoch
         self.logic_at = -1  # the broker's last event its logic alone handled (logic_event)
+        self.wake_stale = False  # a heartbeat step left its logic's wake-up unasked
         self.ticked = 0  # the answers whose commits the logic has seen (logic_event)
 
     def __bool__(self) -> bool:
@@ -116,10 +119,15 @@ class AnswerRun:
                          self.pairs[ticked - 1][1] if ticked else self.raft.hw)
             self.ticked = len(self.pairs)
         node._wake = None  # noqa: SLF001 - unknown until the answers are applied
+        self.logic_at = at
+        sends = _heartbeat_step(logic, at, msg)
+        if sends is not None:  # its wake-up is asked for once, when the run is applied
+            self.wake_stale = True
+            return Effects([], False, sends, None)
         effects = logic.on_timer(at) if msg is None else logic.on_message(src, msg, at)
         if effects.timer_ms is not None:
             node._logic_wake = effects.timer_ms  # noqa: SLF001
-        self.logic_at = at
+        self.wake_stale = False
         return Effects([], False, effects.sends, None)
 
     def apply(self, runs: SharedRun, acts: bool = False) -> tuple[int, tuple]:
@@ -129,6 +137,9 @@ class AnswerRun:
         check), what the logic sent there."""
         process, raft = self.process, self.raft
         node = process.machine
+        if self.wake_stale:  # what the logic's last event would have said
+            node._logic_wake = node.logic.next_wakeup_ms()  # noqa: SLF001
+            self.wake_stale = False
         if self.end > self.start_end:
             append_fetched_noops(process, runs.covering(self.start_end, self.end), self.end)
         sends: tuple = ()
@@ -149,3 +160,31 @@ class AnswerRun:
         self.pairs = []
         self.ticked = 0
         return last, sends
+
+
+def _heartbeat_step(logic: Any, at: int, msg: Any) -> list | None:
+    """A steady broker that hosts nothing, at its timer with a heartbeat due or at its
+    heartbeat's answer: what its logic's event does, through the parts that act (the
+    lifecycle sends or takes the heartbeat, the replica manager's instants move) without
+    the rest of ``BrokerLogic._done``, which has nothing to do there (nothing to react to, no
+    AlterPartition, no registration or shutdown deadline, no self-fencing: the model refuses
+    a broker with any of them, ``follower_model._beats``), nor its wake-up, asked once when
+    the run is applied. None: not such an event, the logic runs in full."""
+    lc = logic.lifecycle
+    replicas = logic.replicas
+    if replicas.replicas or not replicas.leader_serving or lc.state is not BrokerState.RUNNING \
+            or lc.self_fenced or lc._self_fence_deadline() is not None:  # noqa: SLF001
+        return None
+    if msg is None:
+        due = lc._next_comm_ms  # noqa: SLF001
+        if due is None or at < due or lc._inflight is not None:  # noqa: SLF001
+            return None
+        lc._communicate(at)  # noqa: SLF001
+    else:
+        if type(msg.body) is not M.BrokerHeartbeatResponse or lc._inflight is None or \
+                msg.body.error_code or msg.body.is_fenced:  # noqa: SLF001
+            return None
+        if not lc.on_response(msg.correlation_id, msg.body, at):
+            raise InexactFastForward(f"broker {logic.broker_id} took no heartbeat answer")
+    replicas.tick(at)
+    return logic._out.drain()  # noqa: SLF001

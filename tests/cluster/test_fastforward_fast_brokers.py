@@ -202,3 +202,26 @@ def test_brokers_that_replicate_partitions_are_fast_too(seed):
     instant runs as the full event, the replica messages stay heap events."""
     used, _ = random_walk(seed, replicated=True)
     assert used > 0
+
+
+def test_the_steady_heartbeat_step_runs_and_leaves_stepping_state(monkeypatch):
+    """A broker that hosts nothing sends and takes its heartbeats through the lifecycle and
+    the replica manager alone in a compact stretch (``broker_runs._heartbeat_step``): it runs
+    there, and the warped state is the stepped one."""
+    from kraft_testkit.fastforward import broker_runs
+    steps = []
+    step = broker_runs._heartbeat_step
+
+    def counted(logic, at, msg):
+        sends = step(logic, at, msg)
+        steps.append(sends is not None)
+        return sends
+
+    monkeypatch.setattr(broker_runs, "_heartbeat_step", counted)
+    runs = []
+    for fast_forward in (False, True):
+        c = Cluster(3, 6, seed=12, fast_forward=fast_forward)
+        c.run_for(60_000)
+        runs.append(_state(c))
+    assert runs[0] == runs[1]
+    assert sum(steps) > 200  # 6 brokers x a heartbeat every 2 s, sent and answered
