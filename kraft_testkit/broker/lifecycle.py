@@ -255,6 +255,18 @@ class Lifecycle:
                 due = t
         return due
 
+    def only_heartbeats_planned(self) -> bool:
+        """RUNNING and registered, with nothing in :meth:`next_deadline` but the heartbeats'
+        own instants (no registration or shutdown deadline, no self-fencing to come)."""
+        return self.state is BrokerState.RUNNING and self.registered and \
+            self._registration_deadline_ms is None and self._shutdown_deadline_ms is None and \
+            (not self.config.broker_self_fencing or self._self_fence_deadline() is None)
+
+    def heartbeat_due(self, now_ms: int) -> bool:
+        """Whether :meth:`tick` at ``now_ms`` sends the next heartbeat (none in flight)."""
+        return self._inflight is None and self._next_comm_ms is not None and \
+            now_ms >= self._next_comm_ms
+
     @property
     def last_contact_ms(self) -> int | None:
         """When the controller last answered a registration or heartbeat without error."""

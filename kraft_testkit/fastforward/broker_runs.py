@@ -23,8 +23,6 @@ from kraft_testkit.fastforward.noop_run import (
     noop_batches_in_log,
     tick_commits,
 )
-from kraft_testkit.broker.state import BrokerState
-from kraft_testkit.protocol import messages as M
 from kraft_testkit.raft import rpc
 from kraft_testkit.sim.node import Effects
 
@@ -120,7 +118,7 @@ class AnswerRun:
             self.ticked = len(self.pairs)
         node._wake = None  # noqa: SLF001 - unknown until the answers are applied
         self.logic_at = at
-        sends = _heartbeat_step(logic, at, msg)
+        sends = logic.heartbeat_step(at, msg)
         if sends is not None:  # its wake-up is asked for once, when the run is applied
             self.wake_stale = True
             return Effects([], False, sends, None)
@@ -161,30 +159,3 @@ class AnswerRun:
         self.ticked = 0
         return last, sends
 
-
-def _heartbeat_step(logic: Any, at: int, msg: Any) -> list | None:
-    """A steady broker that hosts nothing, at its timer with a heartbeat due or at its
-    heartbeat's answer: what its logic's event does, through the parts that act (the
-    lifecycle sends or takes the heartbeat, the replica manager's instants move) without
-    the rest of ``BrokerLogic._done``, which has nothing to do there (nothing to react to, no
-    AlterPartition, no registration or shutdown deadline, no self-fencing: the model refuses
-    a broker with any of them, ``follower_model._beats``), nor its wake-up, asked once when
-    the run is applied. None: not such an event, the logic runs in full."""
-    lc = logic.lifecycle
-    replicas = logic.replicas
-    if replicas.replicas or not replicas.leader_serving or lc.state is not BrokerState.RUNNING \
-            or lc.self_fenced or lc._self_fence_deadline() is not None:  # noqa: SLF001
-        return None
-    if msg is None:
-        due = lc._next_comm_ms  # noqa: SLF001
-        if due is None or at < due or lc._inflight is not None:  # noqa: SLF001
-            return None
-        lc._communicate(at)  # noqa: SLF001
-    else:
-        if type(msg.body) is not M.BrokerHeartbeatResponse or lc._inflight is None or \
-                msg.body.error_code or msg.body.is_fenced:  # noqa: SLF001
-            return None
-        if not lc.on_response(msg.correlation_id, msg.body, at):
-            raise InexactFastForward(f"broker {logic.broker_id} took no heartbeat answer")
-    replicas.tick(at)
-    return logic._out.drain()  # noqa: SLF001

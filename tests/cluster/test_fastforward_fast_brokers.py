@@ -205,19 +205,19 @@ def test_brokers_that_replicate_partitions_are_fast_too(seed):
 
 
 def test_the_steady_heartbeat_step_runs_and_leaves_stepping_state(monkeypatch):
-    """A broker that hosts nothing sends and takes its heartbeats through the lifecycle and
-    the replica manager alone in a compact stretch (``broker_runs._heartbeat_step``): it runs
-    there, and the warped state is the stepped one."""
-    from kraft_testkit.fastforward import broker_runs
+    """A broker that hosts nothing sends and takes its heartbeats through its lifecycle and
+    replica manager alone in a compact stretch (``BrokerLogic.heartbeat_step``, called by
+    ``AnswerRun.logic_event``): it runs there, and the warped state is the stepped one."""
+    from kraft_testkit.broker.logic import BrokerLogic
     steps = []
-    step = broker_runs._heartbeat_step
+    step = BrokerLogic.heartbeat_step
 
-    def counted(logic, at, msg):
-        sends = step(logic, at, msg)
+    def counted(self, now_ms, msg=None):
+        sends = step(self, now_ms, msg)
         steps.append(sends is not None)
         return sends
 
-    monkeypatch.setattr(broker_runs, "_heartbeat_step", counted)
+    monkeypatch.setattr(BrokerLogic, "heartbeat_step", counted)
     runs = []
     for fast_forward in (False, True):
         c = Cluster(3, 6, seed=12, fast_forward=fast_forward)
