@@ -49,6 +49,7 @@ from kraft_testkit.metadata.snapshot_generator import batch_bytes
 from kraft_testkit.protocol import messages as M
 from kraft_testkit.protocol.records import CRC_START, RecordBatch, encode_batch
 from kraft_testkit.raft.replica_state import FOLLOWER, LEADER
+from kraft_testkit.sim.disk import write_all
 from kraft_testkit.sim.node import NEVER, DiskOp
 from kraft_testkit.sim.process import ProcessState
 
@@ -138,10 +139,7 @@ def _node(process: object) -> object:
 
 def _write(process: object, ops: list[DiskOp]) -> None:
     """Perform the writes and fsync, as the steps did (each synced its append)."""
-    disk = process.disk  # type: ignore[attr-defined]
-    for op in ops:
-        disk.apply(op)
-    disk.sync()
+    write_all(process.disk, ops, True)  # type: ignore[attr-defined]
 
 
 def _before_cleaner(raft: object, at: int, what: str) -> None:

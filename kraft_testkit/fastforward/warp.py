@@ -43,6 +43,7 @@ from kraft_testkit.fastforward.follower_model import _channel
 from kraft_testkit.fastforward.observer_loop import NotModelled
 from kraft_testkit.fastforward.quorum_model import QuorumPrediction, predict_quorum
 from kraft_testkit.fastforward.replica_loops import route
+from kraft_testkit.sim.disk import write_all
 from kraft_testkit.sim.network import Packet
 from kraft_testkit.sim.node import NEVER, Effects
 from kraft_testkit.sim.scheduler import Scheduler
@@ -284,11 +285,7 @@ def apply_effects(proc: Any, effects: Effects, at: int, armed: dict, changed: se
     """A node event's writes (in order, then the sync) and its timer, as the process would
     apply them (its sends are the caller's)."""
     if effects.writes or effects.sync:
-        disk = proc.disk
-        for op in effects.writes:
-            disk.apply(op)
-        if effects.sync:
-            disk.sync()
+        write_all(proc.disk, effects.writes, effects.sync)
     if effects.timer_ms is not None:
         node, node_ms = proc.node_id, effects.timer_ms
         now_armed = armed[node]

@@ -12,6 +12,7 @@ real directory (Kafka's layout) without the simulator noticing.
 from __future__ import annotations
 
 import random
+from collections.abc import Iterable
 from types import MappingProxyType
 from typing import Protocol
 
@@ -20,6 +21,15 @@ from kraft_testkit.sim.node import Append, Delete, DiskOp, DiskView, Replace, Tr
 
 _BYTES = (bytes, bytearray, memoryview)
 _OPS = (Append, Truncate, Replace, Delete)
+
+
+def write_all(disk: Disk, writes: Iterable[DiskOp], sync: bool) -> None:
+    """A node event's writes in order, then its fsync if it asked for one (what the process
+    applies; the idle warp's node events and bulk NoOp runs write the same way)."""
+    for op in writes:
+        disk.apply(op)
+    if sync:
+        disk.sync()
 
 
 class Disk(Protocol):

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from enum import Enum
 
 from kraft_testkit.errors import StorageError
-from kraft_testkit.sim.disk import Disk
+from kraft_testkit.sim.disk import Disk, write_all
 from kraft_testkit.sim.errors import EffectsError, InvalidArgument, NodeStateError
 from kraft_testkit.sim.network import Network, Packet
 from kraft_testkit.sim.node import (
@@ -368,11 +368,7 @@ class Process:
                 return
             self._crash_in_writes = (left - len(effects.writes), torn)
         if effects.writes or effects.sync:
-            disk = self.disk
-            for op in effects.writes:
-                disk.apply(op)
-            if effects.sync:
-                disk.sync()
+            write_all(self.disk, effects.writes, effects.sync)
             detail = ", ".join(map(_describe_op, effects.writes))
             if effects.sync:
                 detail = f"{detail}, sync" if detail else "sync"
