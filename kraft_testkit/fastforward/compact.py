@@ -37,13 +37,14 @@ from kraft_testkit.fastforward.replica_loops import route
 from kraft_testkit.fastforward.warp import (
     InexactWarp,
     apply_effects,
+    armed_timers,
     hand_back,
     rearm_after_run,
     set_links,
     set_timers,
+    take_flights,
 )
 from kraft_testkit.sim.node import NEVER, Effects
-from kraft_testkit.sim.scheduler import Scheduler
 
 
 def materialize_compact(warp: Any, pred: QuorumPrediction) -> None:
@@ -62,17 +63,9 @@ def materialize_compact(warp: Any, pred: QuorumPrediction) -> None:
     followers = set(pred.loops)
     fetches = FollowerFetches(leader_raft, followers, pred.flights)
     bulk = LeaderBulk(lproc, pred)
-    queues: dict[tuple, deque] = {}  # the other messages, FIFO per link
-    for key, (msg, entry) in pred.flights.items():
-        Scheduler.cancel(entry)
-        if not fetches.owns(key):
-            queues[key] = deque([msg])
-    for key, msg, entry in pred.more_flights:  # replica messages behind the first, in order
-        Scheduler.cancel(entry)
-        queues[key].append(msg)
-    armed: dict[int, tuple[int, int] | None] = {  # each node's timer: (instant, node ms)
-        n: (p._timer[0], p._timer_node_ms) if p._timer is not None and
-        p._timer[3] is not None else None for n, p in procs.items()}
+    # the other messages, FIFO per link (the fetch loops' are rebuilt: follower_fetches.py)
+    queues = take_flights(pred, keep=lambda key: not fetches.owns(key))
+    armed = armed_timers(procs)  # each node's timer: (instant, node ms)
     changed: set[int] = set()
     sent = delivered = 0
     runs: dict[int, AnswerRun] = {}

@@ -138,17 +138,8 @@ class QuorumWarp:
                          f"({pred.why_stopped})")
         procs = {n: sim.process(n) for n in c.roles}
         # what each node will be handed, in order: messages the peer sent, FIFO per link
-        queues: dict[tuple, deque] = {}
-        for key, (msg, entry) in pred.flights.items():
-            Scheduler.cancel(entry)
-            queues[key] = deque([msg])
-        for key, msg, entry in pred.more_flights:  # replica messages behind the first, in order
-            Scheduler.cancel(entry)
-            queues[key].append(msg)
-        # each node's timer as the process holds it: (instant, node ms) or None
-        armed: dict[int, tuple[int, int] | None] = {
-            n: (p._timer[0], p._timer_node_ms) if p._timer is not None and
-            p._timer[3] is not None else None for n, p in procs.items()}
+        queues = take_flights(pred)
+        armed = armed_timers(procs)
         changed = set()
         sent = delivered = voters_alone = 0
         voter_ids = set(procs[leader].machine.raft.voters)
@@ -265,6 +256,27 @@ class QuorumWarp:
         if not sends and timer is None:
             return None
         return Effects([], False, sends, timer)
+
+
+def take_flights(pred: QuorumPrediction, keep: Any = None) -> dict[tuple, deque]:
+    """The messages in flight when the stretch began, out of the heap (the model has them
+    arrive), as queues per (src, dst, channel) in FIFO order; with ``keep``, only the links
+    it accepts are queued (the others' messages the caller rebuilds)."""
+    queues: dict[tuple, deque] = {}
+    for key, (msg, entry) in pred.flights.items():
+        Scheduler.cancel(entry)
+        if keep is None or keep(key):
+            queues[key] = deque([msg])
+    for key, msg, entry in pred.more_flights:  # replica messages behind the first, in order
+        Scheduler.cancel(entry)
+        queues[key].append(msg)
+    return queues
+
+
+def armed_timers(procs: dict) -> dict[int, tuple[int, int] | None]:
+    """Each node's timer as its process holds it: (instant, node ms), or None."""
+    return {n: (p._timer[0], p._timer_node_ms) if p._timer is not None and  # noqa: SLF001
+            p._timer[3] is not None else None for n, p in procs.items()}  # noqa: SLF001
 
 
 def rearm_after_run(machine: Any, node: int, last: int, armed: dict, changed: set) -> None:
