@@ -102,13 +102,20 @@ def _remember(request: pytest.FixtureRequest, cluster) -> None:
     request.node._kraft_clusters = clusters
 
 
+def _option_defaults(config: pytest.Config, kwargs: dict) -> dict:
+    """What the command line sets where the test did not: ``--kraft-storage`` and
+    ``--kraft-fast-forward``."""
+    kwargs.setdefault("storage", config.getoption("--kraft-storage"))
+    if config.getoption("--kraft-fast-forward"):
+        kwargs.setdefault("fast_forward", True)
+    return kwargs
+
+
 def _cluster_kwargs(request: pytest.FixtureRequest, seed: int, **defaults: object) -> dict:
     kwargs: dict = dict(defaults)
     kwargs.update(_marker_kwargs(request))
     kwargs["seed"] = seed
-    kwargs.setdefault("storage", request.config.getoption("--kraft-storage"))
-    if request.config.getoption("--kraft-fast-forward"):
-        kwargs.setdefault("fast_forward", True)
+    _option_defaults(request.config, kwargs)
     if kwargs["storage"] == "tmpdir":
         kwargs["data_dir"] = request.getfixturevalue("tmp_path") / "kraft"
     return kwargs
@@ -212,8 +219,6 @@ def kraft_cluster_factory(request: pytest.FixtureRequest, kraft_seed: int):
     """
     from kraft_testkit.cluster import Cluster
 
-    storage = request.config.getoption("--kraft-storage")
-    warp = request.config.getoption("--kraft-fast-forward")
     marked = _marker_kwargs(request)
     built = []
 
@@ -222,9 +227,7 @@ def kraft_cluster_factory(request: pytest.FixtureRequest, kraft_seed: int):
 
         kwargs = {**marked, **kwargs}
         kwargs.setdefault("seed", kraft_seed)
-        kwargs.setdefault("storage", storage)
-        if warp:
-            kwargs.setdefault("fast_forward", True)
+        _option_defaults(request.config, kwargs)
         check_cluster_arguments(Cluster.__init__, (), kwargs, where="kraft_cluster_factory")
         cluster = Cluster(**kwargs)
         built.append(cluster)
