@@ -224,8 +224,9 @@ class _Model(FollowerLoops, ReplicaLoops, DeadVoter, FastBrokers):
             kind = entry[3]
             if kind == "dead":
                 continue
-            if self.fast_next < (entry[0] << 32 | entry[1]):
-                if not fast_until(entry[0] << 32 | entry[1]):
+            key = entry[0] << 32 | entry[1]
+            if self.fast_next < key:
+                if not fast_until(key):
                     push(heap, entry)  # the model stopped at a fast loop's event before it
                     break
                 kind = entry[3]
