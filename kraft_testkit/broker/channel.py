@@ -48,8 +48,12 @@ class Outbox:
 
     def request(self, dst: int, body: Any) -> int:
         """Queue a request to node ``dst``; returns its correlation id."""
+        self.sends.append((dst, rpc.request(self.next_cid(), body)))
+        return self._last_cid
+
+    def next_cid(self) -> int:
+        """The next correlation id, counted as used (a request sent but not queued here)."""
         self._last_cid = (self._last_cid + 1) & 0x7FFFFFFF
-        self.sends.append((dst, rpc.request(self._last_cid, body)))
         return self._last_cid
 
     def respond(self, dst: int, correlation_id: int | None, body: Any) -> None:

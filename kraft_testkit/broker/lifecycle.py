@@ -255,17 +255,35 @@ class Lifecycle:
                 due = t
         return due
 
-    def only_heartbeats_planned(self) -> bool:
-        """RUNNING and registered, with nothing in :meth:`next_deadline` but the heartbeats'
-        own instants (no registration or shutdown deadline, no self-fencing to come)."""
-        return self.state is BrokerState.RUNNING and self.registered and \
-            self._registration_deadline_ms is None and self._shutdown_deadline_ms is None and \
+    # ------------------------------------------------------------------ steady heartbeats
+
+    def steady(self) -> bool:
+        """RUNNING, registered and unfenced, with nothing in :meth:`next_deadline` but the
+        heartbeats' own instants (no registration or shutdown deadline, no self-fencing to
+        come): where :meth:`sent_steady_heartbeat` and :meth:`steady_answer` apply."""
+        return self.state is BrokerState.RUNNING and self.registered and not self.fenced and \
+            not self.self_fenced and self._registration_deadline_ms is None and \
+            self._shutdown_deadline_ms is None and \
             (not self.config.broker_self_fencing or self._self_fence_deadline() is None)
 
-    def heartbeat_due(self, now_ms: int) -> bool:
-        """Whether :meth:`tick` at ``now_ms`` sends the next heartbeat (none in flight)."""
-        return self._inflight is None and self._next_comm_ms is not None and \
-            now_ms >= self._next_comm_ms
+    def sent_steady_heartbeat(self, now_ms: int, metadata_offset: int) -> None:
+        """:meth:`tick` at a due heartbeat of a :meth:`steady` broker whose metadata offset was
+        ``metadata_offset`` then, with the request's id counted but the request not queued:
+        the idle warp holds such heartbeats and builds none of them
+        (fastforward/beat_cycles.py; tests/broker/test_broker_steady_heartbeats.py)."""
+        self._next_comm_ms = None
+        body = self._heartbeat_body(metadata_offset)
+        self._inflight = _InFlight(_HB, body, self._out.next_cid(), self.controller_id,
+                                   now_ms + self.request_timeout_ms)
+
+    def steady_answer(self, now_ms: int) -> None:
+        """:meth:`on_response` of the controller's error-free, unfenced answer to the heartbeat
+        in flight of a :meth:`steady` broker (the idle warp's held heartbeats)."""
+        self._inflight = None
+        self._failed_attempts = 0
+        self._last_contact_ms = now_ms
+        self.fenced = False
+        self._schedule(now_ms, self.config.broker_heartbeat_interval_ms)
 
     @property
     def last_contact_ms(self) -> int | None:
@@ -281,13 +299,15 @@ class Lifecycle:
         """Send the next registration or heartbeat now (superseding one in flight)."""
         self._next_comm_ms = None
         if self.registered:
-            body: Any = _HB(broker_id=self.broker_id, broker_epoch=self.broker_epoch,
-                            current_metadata_offset=self.metadata_offset,
-                            want_fence=not self.ready_to_unfence,
-                            want_shut_down=self.state is BrokerState.PENDING_CONTROLLED_SHUTDOWN)
-            self._send(_HB, body, now_ms)
+            self._send(_HB, self._heartbeat_body(self.metadata_offset), now_ms)
         else:
             self._send(_REG, self._registration_body(), now_ms)
+
+    def _heartbeat_body(self, metadata_offset: int) -> Any:
+        return _HB(broker_id=self.broker_id, broker_epoch=self.broker_epoch,
+                   current_metadata_offset=metadata_offset,
+                   want_fence=not self.ready_to_unfence,
+                   want_shut_down=self.state is BrokerState.PENDING_CONTROLLED_SHUTDOWN)
 
     def _registration_body(self) -> Any:
         return _REG(

@@ -257,32 +257,6 @@ class BrokerLogic:
         self.replicas.tick(now_ms)
         return Effects([], False, self._out.drain(), self.next_wakeup_ms())
 
-    def heartbeat_step(self, now_ms: int, msg: object | None = None) -> list | None:
-        """``on_timer`` (``msg`` None) or ``on_message`` of a heartbeat's answer for a steady
-        broker that hosts nothing, when its heartbeat is due or its answer arrives, without
-        asking for the wake-up: the sends. There :meth:`_done` has only the lifecycle and the
-        replica manager to run (nothing to react to, no AlterPartition, no deadline of
-        another kind, no self-fencing); the idle warp calls this for each heartbeat of a
-        stretch and asks :meth:`next_wakeup_ms` once at its end. None, with nothing done:
-        not such an event (the caller runs the full one)."""
-        lc, replicas, alter = self.lifecycle, self.replicas, self.alter
-        if replicas.replicas or not replicas.leader_serving or lc.self_fenced or \
-                not lc.only_heartbeats_planned() or alter.unsent or \
-                alter.next_deadline() is not None:
-            return None
-        if msg is None:
-            if not lc.heartbeat_due(now_ms):
-                return None
-            lc.tick(now_ms)  # sends it
-        else:
-            body = _body(msg)
-            if type(body) is not M.BrokerHeartbeatResponse or body.error_code or \
-                    body.is_fenced or not isinstance(msg, rpc.Response) or \
-                    not lc.on_response(msg.correlation_id, body, now_ms):
-                return None  # (on_response took nothing: nothing changed)
-        replicas.tick(now_ms)
-        return self._out.drain()
-
     def _react(self, now_ms: int) -> None:
         lc = self.lifecycle
         if lc.state is BrokerState.RECOVERY and not self._recovered:

@@ -66,7 +66,6 @@ class AnswerRun:
         self.body: Any = None
         self.last_epoch = self.raft.log.last_epoch
         self.logic_at = -1  # the broker's last event its logic alone handled (logic_event)
-        self.wake_stale = False  # a heartbeat step left its logic's wake-up unasked
         self.ticked = 0  # the answers whose commits the logic has seen (logic_event)
 
     def __bool__(self) -> bool:
@@ -118,14 +117,9 @@ class AnswerRun:
             self.ticked = len(self.pairs)
         node._wake = None  # noqa: SLF001 - unknown until the answers are applied
         self.logic_at = at
-        sends = logic.heartbeat_step(at, msg)
-        if sends is not None:  # its wake-up is asked for once, when the run is applied
-            self.wake_stale = True
-            return Effects([], False, sends, None)
         effects = logic.on_timer(at) if msg is None else logic.on_message(src, msg, at)
         if effects.timer_ms is not None:
             node._logic_wake = effects.timer_ms  # noqa: SLF001
-        self.wake_stale = False
         return Effects([], False, effects.sends, None)
 
     def apply(self, runs: SharedRun, acts: bool = False) -> tuple[int, tuple]:
@@ -135,9 +129,6 @@ class AnswerRun:
         check), what the logic sent there."""
         process, raft = self.process, self.raft
         node = process.machine
-        if self.wake_stale:  # what the logic's last event would have said
-            node._logic_wake = node.logic.next_wakeup_ms()  # noqa: SLF001
-            self.wake_stale = False
         if self.end > self.start_end:
             append_fetched_noops(process, runs.covering(self.start_end, self.end), self.end)
         sends: tuple = ()

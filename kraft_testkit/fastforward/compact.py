@@ -29,6 +29,7 @@ from typing import Any
 
 from kraft_testkit.broker.channel import CONTROLLER_CHANNEL, channel_of
 from kraft_testkit.fastforward import dead_nodes
+from kraft_testkit.fastforward.beat_cycles import HeldBeats
 from kraft_testkit.fastforward.broker_runs import AnswerRun, SharedRun
 from kraft_testkit.fastforward.follower_fetches import FollowerFetches
 from kraft_testkit.fastforward.leader_bulk import LeaderBulk, answer
@@ -72,6 +73,7 @@ def materialize_compact(warp: Any, pred: QuorumPrediction) -> None:
     taken: dict[int, int] = {}
     shared = SharedRun(leader_raft.log)
     epoch = leader_raft.epoch
+    beats = HeldBeats(procs, queues, leader, pred.loops)
 
     def catch_up(node: int, upto: int) -> None:
         """The follower's held answers before its event at index ``upto`` join its run."""
@@ -114,13 +116,16 @@ def materialize_compact(warp: Any, pred: QuorumPrediction) -> None:
         node, at, kind = ev.node, ev.at_ms, ev.kind
         if node == leader:
             if kind == "beat":  # the leader records the request (leader_bulk.py)
-                bulk.requests[ev.peer] = take(ev.peer, leader, CONTROLLER_CHANNEL, "heartbeat")
+                msg = take(ev.peer, leader, CONTROLLER_CHANNEL, "heartbeat")
+                bulk.offsets[ev.peer] = msg.body.current_metadata_offset
                 delivered += 1
             continue
         proc = procs[node]
         machine = proc.machine
         sched.now_ms = at
         catch_up(node, ev.held)
+        if ev.beats:
+            beats.catch_up(node, ev.beats)
         if kind == "answer":  # a broker's answer its logic acts on: the run, with the logic
             run = runs.get(node)
             if run is None:
@@ -167,8 +172,13 @@ def materialize_compact(warp: Any, pred: QuorumPrediction) -> None:
     bulk.sync(end)
     for node in followers:
         catch_up(node, len(pred.loops[node].held))
+        if pred.loops[node].beats:
+            beats.catch_up(node, len(pred.loops[node].beats))
     for node in sorted(runs):
         flush(node, end)
+    for node in sorted(beats.last):
+        beats.settle(node, armed, changed)
+    bulk.offsets.update(beats.offsets)
     warp._count("answers applied in runs", sum(len(lp.held) for lp in pred.loops.values()))  # noqa: SLF001
     for at, tie, _, kind, arg in pred.in_flight:  # the messages still in flight
         n = arg[0]
@@ -180,7 +190,8 @@ def materialize_compact(warp: Any, pred: QuorumPrediction) -> None:
             msg = take(src, dst, channel, kind)
         elif kind == "beat":
             src, dst, channel = n, leader, CONTROLLER_CHANNEL
-            msg = take(src, dst, channel, "heartbeat")
+            queue = queues.get((src, dst, channel))
+            msg = queue.popleft() if queue else beats.request(n)
         else:
             src, dst, channel = leader, n, CONTROLLER_CHANNEL
             msg, built = heartbeat_answer(n)
@@ -193,8 +204,10 @@ def materialize_compact(warp: Any, pred: QuorumPrediction) -> None:
     if left:
         raise InexactWarp(f"sent in the stretch but not in the model: {left}")
     set_links(net, pred)
-    net.stats["sent"] += sent + pred.follower_answers + fetches.answers_sent(pred)
-    net.stats["delivered"] += delivered + pred.follower_fetches + pred.follower_answers
+    net.stats["sent"] += sent + beats.sent + pred.follower_answers + \
+        fetches.answers_sent(pred)
+    net.stats["delivered"] += delivered + beats.delivered + pred.follower_fetches + \
+        pred.follower_answers
     bulk.finish(pred, {b: procs[b].machine.logic.lifecycle._inflight  # noqa: SLF001
                        for b in pred.beats})
     fetches.finish(pred)

@@ -26,6 +26,9 @@ from kraft_testkit.raft.replica_state import FOLLOWER
 from kraft_testkit.sim.node import NEVER
 
 CATCH_UP_LIMIT = 8  # batches a follower may lag: one answer carries them all
+#: a held heartbeat event of a broker that hosts nothing (``Loop.beats``): its timer sent the
+#: heartbeat, the heartbeat reached the leader, the leader's answer reached the broker
+SEND, ARRIVE, ANSWER = 0, 1, 2
 
 @dataclass(slots=True)
 class Computed:
@@ -50,6 +53,8 @@ class Computed:
     #: in a compact prediction, a broker's event: how many of its answers the model held
     #: before it (``Loop.held``): they come first
     held: int = 0
+    #: likewise, how many of its heartbeat events the model held before it (``Loop.beats``)
+    beats: int = 0
 
 
 @dataclass(slots=True)
@@ -80,6 +85,13 @@ class Loop:
     #: a compact prediction's broker answers its logic does not act on, in order, as no
     #: events but (instant, log end, high watermark) with the high watermark it leaves
     held: list | None = None
+    #: a compact prediction's heartbeat events of a broker that hosts nothing, in order, as
+    #: no events but (SEND, instant, metadata offset it reports), (ARRIVE, instant at the
+    #: leader, 0) and (ANSWER, instant, 0): the warp sets the heartbeats' state from them
+    #: (``beat_cycles.py``) instead of running the broker's logic for each
+    beats: list | None = None
+    #: a broker that hosts no partition (its logic's only work in a stretch is heartbeats)
+    quiet: bool = False
     rep: Any = None  # its replica fetching and ISR check (replica_loops.ReplicaLoop)
     #: its fetch loop kept out of the heap (``fast_brokers.FastLoop``; its timer then holds
     #: its logic's wake-up alone)
@@ -170,6 +182,7 @@ class FollowerLoops:
                 lc._self_fence_deadline() is not None:  # noqa: SLF001
             raise NotModelled(f"broker {n} is not a plain running broker")
         replicas = logic.replicas
+        loop.quiet = not replicas.replicas and replicas.leader_serving
         if replicas.replicas and not replicas.active:
             raise NotModelled(f"broker {n} hosts partitions it does not serve")
         self._replica_loop(loop, logic)  # its replica fetches and ISR check (replica_loops)
@@ -198,10 +211,17 @@ class FollowerLoops:
             return self._stop(at, f"node {n}'s own timer")
         if (why := self._isr_blocked(loop, at)) is not None:
             return self._stop(at, why)
-        event = Computed(at, tie, n, "timer")
-        self.pred.events.append(event)
-        if loop.held is not None:
-            event.held = len(loop.held)
+        beats = loop.beats
+        if beats is not None and loop.next_beat is not None and at >= loop.next_beat:
+            beats.append((SEND, at, loop.high_watermark - 1))  # no event: held (compact)
+            self.omitted += 1
+        else:
+            event = Computed(at, tie, n, "timer")
+            self.pred.events.append(event)
+            if loop.held is not None:
+                event.held = len(loop.held)
+                if beats is not None:
+                    event.beats = len(beats)
         loop.timer = None
         self._beat_if_due(loop, at)
         if loop.fast is not None:
@@ -272,6 +292,8 @@ class FollowerLoops:
                 if held is not None:
                     event.held = len(held)
                     self.follower_answers += 1
+                    if loop.beats is not None:
+                        event.beats = len(loop.beats)
             loop.high_watermark = hw
             wake = at + self.fetch_wait  # the fetch and request timeouts, the cleaner
             clean_at = loop.clean_at
@@ -284,10 +306,14 @@ class FollowerLoops:
             if committed and loop.beat_to_leader is not None:
                 self._beat_if_due(loop, at)
         else:  # a heartbeat's answer: the next one is due an interval later
-            event = Computed(at, tie, n, kind, self.leader)
-            self.pred.events.append(event)
-            if held is not None:
-                event.held = len(held)
+            if loop.beats is not None:
+                loop.beats.append((ANSWER, at, 0))  # no event: held (compact)
+                self.omitted += 1
+            else:
+                event = Computed(at, tie, n, kind, self.leader)
+                self.pred.events.append(event)
+                if held is not None:
+                    event.held = len(held)
             loop.next_beat = at + loop.beat_interval
             loop.beat_deadline = NEVER
             self._replica_tick(loop, at)

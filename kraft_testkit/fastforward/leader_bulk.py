@@ -60,8 +60,9 @@ class LeaderBulk:
         #: heartbeats waiting for their commit when the stretch began (the model answers them)
         self.waiting_before = list(qc._waiting)  # noqa: SLF001
         qc._waiting.clear()  # noqa: SLF001
-        #: the last heartbeat request of each broker that reached the leader
-        self.requests: dict[int, Any] = {}
+        #: the metadata offset the last heartbeat of each broker that reached the leader
+        #: reported
+        self.offsets: dict[int, int] = {}
 
     def sync(self, at: int) -> None:
         """The leader's log as at ``at``: its NoOps submitted and drained by then."""
@@ -93,7 +94,7 @@ class LeaderBulk:
         for b, at in pred.beats.items():
             session = manager.peek(b)
             session.last_contact_ms = max(session.last_contact_ms, at)
-            session.metadata_offset = self.requests[b].body.current_metadata_offset
+            session.metadata_offset = self.offsets[b]
         before = {(w.dest, w.offset, w.appended_ms): w for w in self.waiting_before}
         waiting: deque = deque()
         for b, offset, arrival in pred.waiting:

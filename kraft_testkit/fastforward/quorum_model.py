@@ -42,7 +42,7 @@ from kraft_testkit.controller.cluster import SOFT_STATE_KEY
 from kraft_testkit.controller.heartbeats import lease_end
 from kraft_testkit.fastforward.dead_nodes import DeadVoter, dead_nodes
 from kraft_testkit.fastforward.fast_brokers import PRE, FastBrokers
-from kraft_testkit.fastforward.follower_model import Computed, FollowerLoops
+from kraft_testkit.fastforward.follower_model import ARRIVE, Computed, FollowerLoops
 from kraft_testkit.fastforward.observer_loop import LeaderStep, LinkClock, NotModelled
 from kraft_testkit.fastforward.prediction import (
     NOOP_BATCH_BYTES,
@@ -77,6 +77,8 @@ def predict_quorum(cluster: Any, until_ms: int, *, steps: bool = True,
         model.compact = True
         for loop in model.pred.loops.values():
             loop.held = []
+            if loop.quiet:  # its heartbeats are held too (beat_cycles.py sets them)
+                loop.beats = []
         if fast:
             model._fast_start()  # noqa: SLF001
     return model.run()
@@ -432,6 +434,9 @@ class _Model(FollowerLoops, ReplicaLoops, DeadVoter, FastBrokers):
         self.sends = sends = []
         event = None
         if self.compact and kind != "beat":  # the compact path sets the leader from the model
+            self.omitted += 1
+        elif kind == "beat" and (beats := self.pred.loops[arg[0]].beats) is not None:
+            beats.append((ARRIVE, at, 0))  # held with the broker's other heartbeat events
             self.omitted += 1
         else:
             event = Computed(at, tie, self.leader, kind, None if kind == "timer" else arg[0])

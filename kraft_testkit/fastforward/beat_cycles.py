@@ -1,0 +1,116 @@
+"""The heartbeats of brokers that host nothing in a compact stretch, set instead of replayed.
+
+In an idle stretch the steady heartbeat of a broker that hosts no partition is a fixed cycle:
+its timer sends ``BrokerHeartbeatRequest`` (its lifecycle's ``tick``: the next request id on
+its controller channel, its metadata offset, a deadline a request timeout later), the active
+controller renews its lease and answers once what it wrote before commits, and the answer
+(``on_response``: no error, not fenced) plans the next one an interval later. The broker's
+logic does nothing else there: its replica manager ticks (the model tracks its instants) and
+sends nothing, hosting nothing. So the model holds these events (``Loop.beats``: SEND, ARRIVE,
+ANSWER with their instants and the metadata offset each request reports) instead of listing
+them, and :class:`HeldBeats` applies them through the lifecycle's steady transitions
+(``Lifecycle.sent_steady_heartbeat`` and ``steady_answer``: the request id counted, the
+request in flight, the last contact, the next heartbeat's instant), records the metadata
+offset of the last request each broker's heartbeat brought to the leader, and counts the
+messages sent and delivered. No message is built but a request still in flight at the
+horizon. ``settle`` then sets what the replica manager's ticks moved from the model, and the
+broker's clock, wake-ups and timer.
+
+tests/cluster/test_fastforward_warp.py and test_fastforward_differential.py compare the
+result with stepping, field by field (the brokers' lifecycles, the leases, the links and their
+counters, every node's timer).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kraft_testkit.broker.channel import CONTROLLER_CHANNEL
+from kraft_testkit.fastforward.follower_model import ANSWER, ARRIVE, SEND
+from kraft_testkit.fastforward.warp import InexactWarp
+from kraft_testkit.raft import rpc
+from kraft_testkit.sim.node import NEVER
+
+
+class HeldBeats:
+    """One compact stretch's held heartbeat events, applied broker by broker in order."""
+
+    def __init__(self, procs: dict, queues: dict, leader: int, loops: dict) -> None:
+        self.procs, self.queues, self.leader, self.loops = procs, queues, leader, loops
+        self.taken: dict[int, int] = {}
+        self.sent = self.delivered = 0
+        #: broker -> the metadata offset its last heartbeat at the leader reported
+        self.offsets: dict[int, int] = {}
+        self.last: dict[int, int] = {}  # broker -> its last held event's instant
+
+    def catch_up(self, node: int, upto: int) -> None:
+        """The broker's held heartbeat events before its event at index ``upto``."""
+        start = self.taken.get(node, 0)
+        if upto <= start:
+            return
+        self.taken[node] = upto
+        lc = self.procs[node].machine.logic.lifecycle
+        leader, queues = self.leader, self.queues
+        if not lc.steady():
+            raise InexactWarp(f"broker {node}'s heartbeats are held but it is not steady")
+        last = self.last.get(node, -1)
+        for kind, at, offset in self.loops[node].beats[start:upto]:
+            if kind == SEND:
+                lc.sent_steady_heartbeat(at, offset)
+                self.sent += 1
+                last = at
+            elif kind == ARRIVE:  # sent by a node event or before the stretch: on its link
+                queue = queues.get((node, leader, CONTROLLER_CHANNEL))
+                if queue:
+                    offset = queue.popleft().body.current_metadata_offset
+                else:
+                    f = lc._inflight  # noqa: SLF001
+                    if f is None or f.cid is None:
+                        raise InexactWarp(f"broker {node}'s heartbeat reaches the leader at "
+                                          f"{at} ms with none sent")
+                    offset = f.body.current_metadata_offset
+                self.offsets[node] = offset
+                self.delivered += 1
+            else:  # ANSWER
+                queue = queues.get((leader, node, CONTROLLER_CHANNEL))
+                if queue:
+                    queue.popleft()  # sent before the stretch
+                else:
+                    self.sent += 1
+                self.delivered += 1
+                if lc._inflight is None:  # noqa: SLF001
+                    raise InexactWarp(f"broker {node} gets a heartbeat answer at {at} ms with "
+                                      "none in flight")
+                lc.steady_answer(at)
+                last = at
+        if last >= 0:
+            self.last[node] = last
+
+    def request(self, node: int) -> Any:
+        """A held heartbeat still on its way to the leader at the horizon, as sent."""
+        f = self.procs[node].machine.logic.lifecycle._inflight  # noqa: SLF001
+        if f is None or f.cid is None:
+            raise InexactWarp(f"broker {node}'s heartbeat is in flight but none was sent")
+        return rpc.request(f.cid, f.body)
+
+    def settle(self, node: int, armed: dict, changed: set) -> None:
+        """After the stretch's last event of a broker with held heartbeat events: its replica
+        manager's instants where the model's ticks left them, its clock at its last event, its
+        logic's wake-up and its timer."""
+        machine = self.procs[node].machine
+        loop = self.loops[node]
+        replicas = machine.logic.replicas
+        if loop.rep is not None:
+            replicas._next_fetch_ms = loop.rep.next_fetch  # noqa: SLF001
+        if loop.isr_check is not None:
+            replicas._next_isr_check_ms = loop.isr_check  # noqa: SLF001
+        last = self.last.get(node, -1)
+        if last > machine._fan_out.now_ms:  # noqa: SLF001
+            machine._clock(last)  # noqa: SLF001
+        logic_wake = machine.logic.next_wakeup_ms()
+        machine._logic_wake = logic_wake  # noqa: SLF001
+        wake = min(machine._raft_wake, logic_wake)  # noqa: SLF001
+        machine._wake = wake  # noqa: SLF001
+        now = machine._fan_out.now_ms  # noqa: SLF001
+        armed[node] = None if wake >= NEVER else (max(now, wake), wake)
+        changed.add(node)
