@@ -74,6 +74,7 @@ def materialize_compact(warp: Any, pred: QuorumPrediction) -> None:
     shared = SharedRun(leader_raft.log)
     epoch = leader_raft.epoch
     beats = HeldBeats(procs, queues, leader, pred.loops)
+    quiet = {n for n, lp in pred.loops.items() if lp.beats is not None}
 
     def catch_up(node: int, upto: int) -> None:
         """The follower's held answers before its event at index ``upto`` join its run."""
@@ -82,7 +83,7 @@ def materialize_compact(warp: Any, pred: QuorumPrediction) -> None:
             taken[node] = upto
             run = runs.get(node)
             if run is None:
-                run = runs[node] = AnswerRun(procs[node], leader)
+                run = runs[node] = AnswerRun(procs[node], leader, node in quiet)
             run.extend(pred.loops[node].held[start:upto], epoch)
 
     def flush(node: int, at: int, acts: bool = False) -> tuple:
@@ -129,7 +130,7 @@ def materialize_compact(warp: Any, pred: QuorumPrediction) -> None:
         if kind == "answer":  # a broker's answer its logic acts on: the run, with the logic
             run = runs.get(node)
             if run is None:
-                run = runs[node] = AnswerRun(proc, leader)
+                run = runs[node] = AnswerRun(proc, leader, node in quiet)
             run.add(at, ev.carried[0], ev.carried[1], epoch, build=False)
             sends = flush(node, at, acts=True)
             effects = Effects([], False, list(sends), None) if sends else None
@@ -176,7 +177,7 @@ def materialize_compact(warp: Any, pred: QuorumPrediction) -> None:
             beats.catch_up(node, len(pred.loops[node].beats))
     for node in sorted(runs):
         flush(node, end)
-    for node in sorted(beats.last):
+    for node in sorted(quiet):
         beats.settle(node, armed, changed)
     bulk.offsets.update(beats.offsets)
     warp._count("answers applied in runs", sum(len(lp.held) for lp in pred.loops.values()))  # noqa: SLF001
