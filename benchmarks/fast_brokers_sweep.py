@@ -7,7 +7,8 @@ replication factor 2-3, broker and controller kills and restarts),
 where a compact prediction with the brokers' fetch loops out of the heap
 (``fastforward/fast_brokers.py``) and one with the heap alone are compared at every step
 (``model_digest.compact_fingerprint``). Prints the seeds that differ (none expected) and how
-many predictions used the fast loops.
+many predictions used the fast loops (and how many loops had a quiet broker's heartbeats in
+them, ``fastforward/fast_beats.py``).
 """
 
 from __future__ import annotations
@@ -33,18 +34,19 @@ def main() -> int:
                         "each other)")
     args = p.parse_args()
     lo, hi = map(int, args.seeds.split(":"))
-    bad, used, loops = [], 0, 0
+    bad, used, loops, beats = [], 0, 0, 0
     t = time.process_time()
     for seed in range(lo, hi):
         try:
-            u, n = random_walk(seed, args.points, args.replicated)
+            u, n, b = random_walk(seed, args.points, args.replicated)
         except AssertionError as e:
             bad.append((seed, str(e).splitlines()[0]))
             continue
         used += u
         loops += n
+        beats += b
     print(f"{hi - lo} walks x {args.points} points, {len(bad)} differ {bad}; {used} predictions "
-          f"with fast loops ({loops} loops); cpu {time.process_time() - t:.1f} s")
+          f"with fast loops ({loops} loops, {beats} with their heartbeats); cpu {time.process_time() - t:.1f} s")
     return 1 if bad else 0
 
 

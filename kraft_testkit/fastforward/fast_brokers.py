@@ -59,6 +59,12 @@ class FastLoop:
     hw: int = 0  # ANSWER: the high watermark it carries
     deadline: int = NEVER  # PARKED: its max wait runs out then
     pos: int = 0  # PARKED: where the leader parked it (instant << 32 | tie; PRE + i before)
+    #: its heartbeats, in the loop too (``fast_beats.py``): the next one's phase and instant
+    beats: bool = False
+    hphase: int = 0
+    hat: int = 0
+    htie: int = 0
+    hkey: int = _IDLE  # the next heartbeat event (instant << 32 | tie); _IDLE: none of its own
 
 
 def _plain(clock: LinkClock) -> tuple[int, int] | None:
@@ -81,13 +87,17 @@ class FastBrokers:
         self.fast_parked: list[FastLoop] = []
         self.fast_next = _IDLE
         self.fast_stop = NEVER  # the earliest heartbeat timeout of a fast loop
+        self.fast_lean = _IDLE  # the lean path's limit (_fast_until sets it for each window)
         self.fast_last = -1  # the last leader event a lean fetch made
         self.no_lean = set(self.voter_ids)  # fetches _park_alone leaves to the full event
         max_wait, wait = self.cfg.fetch_max_wait_ms, self.fetch_wait
         pending: dict[int, list] = {}
+        beats: dict[int, list] = {}  # a heartbeat or its answer on its way
         for entry in self.heap:
             if entry[3] in ("fetch", "answer"):
                 pending.setdefault(entry[4][0], []).append(entry)
+            elif entry[3] in ("beat", "beat_answer"):
+                beats.setdefault(entry[4][0], []).append(entry)
         for i, p in enumerate(self.parked):
             p.pos = PRE + i
         for n, loop in sorted(self.pred.loops.items()):
@@ -130,12 +140,21 @@ class FastBrokers:
             self.fast_of[n] = fb
             self.no_lean.add(n)
             self._rearm(loop, loop.logic_wake)  # its timer holds its logic's wake-up alone
+            if loop.beats is not None:  # a quiet broker: its heartbeats in the loop too
+                self._beats_start(fb, beats.get(n, []))
         if self.fast:
             self._fast_recount()
             self._fast_logic_ran(None)
 
     def _fast_recount(self) -> None:
-        self.fast_next = min(fb.key for fb in self.fast)
+        self.fast_next = min(_by_key(fb) for fb in self.fast)
+
+    def _fast_rearm(self, loop: Any) -> None:
+        """After a fast loop's full event at the broker: its timer holds its logic's wake-up
+        alone (its heartbeats' stream holds it where they are in the loop too)."""
+        if not loop.fast.beats:
+            self._rearm(loop, loop.logic_wake)
+        self._fast_logic_ran(loop)
 
     def _fast_logic_ran(self, loop: Any) -> None:
         """A fast loop's logic ran (its timer, a heartbeat's answer, an answer it acts on):
@@ -169,17 +188,19 @@ class FastBrokers:
             if self.fast_next < lean:
                 self.fast_lean = lean  # a lean fetch parked with an earlier max wait lowers it
                 for fb in self.fast:
-                    if fb.key < self.fast_lean:
+                    if fb.key < self.fast_lean or fb.hkey < self.fast_lean:
                         self._fast_lean(fb)
                     if fb.key < low:
                         low = fb.key
+                    if fb.hkey < low:
+                        low = fb.hkey
                 self.fast_next = low
                 if low >= self.fast_lean:
                     continue
             # the earliest event is not lean (its logic acts, or something else is due at the
             # instant): the model's full event, in order
             fb = min(self.fast, key=_by_key)
-            if fb.key >= self.fast_limit:
+            if _by_key(fb) >= self.fast_limit:
                 break
             if not self._fast_full(fb):
                 self.pred.stop_tie = fb.tie
@@ -193,11 +214,20 @@ class FastBrokers:
 
     def _fast_lean(self, fb: FastLoop) -> None:
         """``fb``'s events before ``self.fast_lean`` (before the leader's next wake-up and
-        any heartbeat timeout) that are lean; it stops at an answer its logic acts on."""
-        loop, lean = fb.loop, self.fast_lean
+        any heartbeat timeout) that are lean, its fetch loop's and its heartbeats' in order;
+        it stops at one that is not (an answer its logic acts on, a heartbeat the leader
+        must hold)."""
+        loop = fb.loop
         held, fetch_wait, clean_at = loop.held, self.fetch_wait, loop.clean_at
         up, down = loop.to_leader, loop.to_node
-        while fb.key < lean:
+        while True:
+            lean = self.fast_lean
+            if fb.hkey < fb.key:
+                if fb.hkey >= lean or not self._beat_lean(fb):
+                    return
+                continue
+            if fb.key >= lean:
+                return
             at = fb.at
             if fb.phase == ANSWER:  # what _at_follower does with an answer it holds
                 if at >= loop.raft_wake:
@@ -248,7 +278,7 @@ class FastBrokers:
                             self._rearm(self, deadline)  # the leader's wake-up moved
                             if deadline << 32 < self.fast_lean:
                                 self.fast_lean = deadline << 32
-                    return
+                    continue  # its heartbeats' stream may have more before the limit
                 if offset > self.end:
                     raise NotModelled(f"node {fb.node} fetches past the leader's log end")
                 rec[0] = at
@@ -259,7 +289,9 @@ class FastBrokers:
     def _fast_full(self, fb: FastLoop) -> bool:
         """The earliest fast event, not lean: the model's full event (an answer at or past
         the broker's logic wake-up or ISR check, or past where the lean path stops; a fetch
-        where the leader has work due)."""
+        where the leader has work due; a heartbeat: ``fast_beats.py``)."""
+        if fb.hkey < fb.key:
+            return self._beat_full(fb)
         at, tie = fb.at, fb.tie
         key, fb.key = fb.key, _IDLE  # the full event sends the next message into the loop
         if fb.phase == ANSWER:
@@ -328,7 +360,10 @@ class FastBrokers:
         """What the prediction reports of the fast loops: their messages in flight, their
         parked fetches in the leader's order, and the leader's last event and wake-ups."""
         pred.fast_loops = len(self.fast)
+        pred.fast_beats = sum(fb.beats for fb in self.fast)
         for fb in self.fast:
+            if fb.beats:
+                self._beats_in_flight(fb, pred.in_flight)
             if fb.phase == ANSWER:
                 pred.in_flight.append((fb.at, fb.tie, 0, "answer", (fb.node, fb.end, fb.hw)))
             elif fb.phase == FETCH:
@@ -346,12 +381,19 @@ class FastBrokers:
 
 
 def _by_key(fb: FastLoop) -> int:
-    return fb.key
+    return fb.key if fb.key < fb.hkey else fb.hkey
 
 
 def _draw(fb: FastLoop, clock: LinkClock, sent_at: int) -> None:
     """The link's next message, sent at ``sent_at``: ``fb.at``, ``fb.tie`` and ``fb.key`` set
-    to its arrival (``LinkClock.arrival`` for a Fixed or Uniform FIFO link, inlined)."""
+    to its arrival."""
+    fb.at, fb.tie = at, tie = arrival(clock, sent_at)
+    fb.key = at << 32 | tie
+
+
+def arrival(clock: LinkClock, sent_at: int) -> tuple[int, int]:
+    """The link's next message, sent at ``sent_at``: its arrival's instant and tie
+    (``LinkClock.arrival`` for a Fixed or Uniform FIFO link, inlined)."""
     n = clock.sent
     clock.sent = n + 1
     low, span = clock._plain  # noqa: SLF001
@@ -366,10 +408,9 @@ def _draw(fb: FastLoop, clock: LinkClock, sent_at: int) -> None:
         at = sent_at + low
         z = (base + STEP) & MASK64
     if at <= clock._last_at:  # noqa: SLF001 - behind an earlier message: its instant and tie
-        at, tie = clock._last_at, clock._last_tie  # noqa: SLF001
-    else:
-        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
-        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK64
-        tie = (z ^ (z >> 31)) >> 32
-        clock._last_at, clock._last_tie = at, tie  # noqa: SLF001
-    fb.at, fb.tie, fb.key = at, tie, at << 32 | tie
+        return clock._last_at, clock._last_tie  # noqa: SLF001
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK64
+    tie = (z ^ (z >> 31)) >> 32
+    clock._last_at, clock._last_tie = at, tie  # noqa: SLF001
+    return at, tie

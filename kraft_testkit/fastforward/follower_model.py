@@ -225,8 +225,7 @@ class FollowerLoops:
         loop.timer = None
         self._beat_if_due(loop, at)
         if loop.fast is not None:
-            self._rearm(loop, loop.logic_wake)
-            self._fast_logic_ran(loop)
+            self._fast_rearm(loop)
         else:
             self._rearm(loop, min(loop.raft_wake, loop.logic_wake))
         return True
@@ -236,7 +235,10 @@ class FollowerLoops:
         if loop.next_beat is not None and at >= loop.next_beat:
             loop.next_beat = None
             loop.beat_deadline = at + loop.beat_timeout
-            self._send(loop.beat_to_leader, at, "beat", (loop.node,))
+            if loop.fast is not None and loop.fast.beats:
+                self._beat_sent(loop.fast, at)  # into its fast loop (fast_beats.py)
+            else:
+                self._send(loop.beat_to_leader, at, "beat", (loop.node,))
         self._replica_tick(loop, at)  # a due replica fetch, a due ISR check
         self._logic_wake(loop)
 
@@ -320,8 +322,7 @@ class FollowerLoops:
             self._logic_wake(loop)
         logic_wake = loop.logic_wake
         if loop.fast is not None:
-            self._rearm(loop, logic_wake)
-            self._fast_logic_ran(loop)
+            self._fast_rearm(loop)
         else:
             self._rearm(loop, raft_wake if raft_wake < logic_wake else logic_wake)
         return True

@@ -63,6 +63,8 @@ class QuorumPrediction:
     omitted: int = 0
     #: the brokers whose fetch loops the model computed out of its heap (``fast_brokers``)
     fast_loops: int = 0
+    #: of those, the quiet brokers whose heartbeats ran in their loops too (``fast_beats``)
+    fast_beats: int = 0
     #: a compact prediction's leader, for the warp to set instead of replay: the high
     #: watermark's moves (instant, new high watermark), the heartbeat answers' commit
     #: latencies in the order the controller sends them, the heartbeats still waiting for

@@ -41,6 +41,7 @@ from kraft_testkit.controller import noop
 from kraft_testkit.controller.cluster import SOFT_STATE_KEY
 from kraft_testkit.controller.heartbeats import lease_end
 from kraft_testkit.fastforward.dead_nodes import DeadVoter, dead_nodes
+from kraft_testkit.fastforward.fast_beats import FastBeats
 from kraft_testkit.fastforward.fast_brokers import PRE, FastBrokers
 from kraft_testkit.fastforward.follower_model import ARRIVE, Computed, FollowerLoops
 from kraft_testkit.fastforward.observer_loop import LeaderStep, LinkClock, NotModelled
@@ -84,7 +85,7 @@ def predict_quorum(cluster: Any, until_ms: int, *, steps: bool = True,
     return model.run()
 
 
-class _Model(FollowerLoops, ReplicaLoops, DeadVoter, FastBrokers):
+class _Model(FollowerLoops, ReplicaLoops, DeadVoter, FastBrokers, FastBeats):
     def __init__(self, cluster: Any, until_ms: int) -> None:
         self.c = cluster
         active = cluster.active_controller
@@ -511,6 +512,8 @@ class _Model(FollowerLoops, ReplicaLoops, DeadVoter, FastBrokers):
                         continue
                     a_at, a_tie = loop.to_node.arrival(at)
                     push(heap, [a_at, a_tie, seq(), "answer", send[1:]])
+                elif loop.fast is not None and loop.fast.beats:
+                    self._beat_answered(loop.fast, at)  # into its fast loop (fast_beats.py)
                 else:
                     a_at, a_tie = loop.beat_to_node.arrival(at)
                     push(heap, [a_at, a_tie, seq(), "beat_answer", (send[1],)])

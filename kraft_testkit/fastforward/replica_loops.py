@@ -201,8 +201,7 @@ class ReplicaLoops:
         self._beat_if_due(loop, at)  # the logic's _done
         raft_wake, logic_wake = loop.raft_wake, loop.logic_wake
         if loop.fast is not None:  # its timer holds its logic's wake-up alone (fast_brokers)
-            self._rearm(loop, logic_wake)
-            self._fast_logic_ran(loop)
+            self._fast_rearm(loop)
         else:
             self._rearm(loop, raft_wake if raft_wake < logic_wake else logic_wake)
         return True

@@ -12,6 +12,7 @@ import pytest
 from kraft_testkit.cluster import Cluster
 from kraft_testkit.fastforward import follower_fetches, broker_runs
 from kraft_testkit.fastforward import quorum_model
+from kraft_testkit.fastforward.bulk import InexactFastForward
 from test_fastforward_warp import _quorum_state
 
 BOOT_MS = 12_000
@@ -125,7 +126,11 @@ def test_a_wrong_leader_wake_up_is_caught(monkeypatch) -> None:
         return pred
 
     monkeypatch.setattr(quorum_model._Model, "run", run)
-    differs = _differs(1, 3)
+    try:
+        differs = _differs(1, 3)
+    except InexactFastForward as e:  # or a later stretch finds the NoOp task off its instant
+        assert "NoOp" in str(e)
+        return
     assert any(key.startswith(("wakes ", "timer ", "heap")) for key in differs), differs
 
 

@@ -28,7 +28,11 @@ def _predict(c: Cluster, until: int, fast: bool) -> tuple:
         p = predict_quorum(c, until, steps=False, compact=True, fast=fast)
     except NotModelled as e:
         return ("not modelled", str(e)), 0, ""
+    _predict.beats += p.fast_beats
     return (compact_fingerprint(p), p.horizon_ms, p.why_stopped), p.fast_loops, p.why_stopped
+
+
+_predict.beats = 0  # fast loops with their heartbeats in them, over every call (fast_beats)
 
 
 def _walk(c: Cluster, seed: int, points: int = 25, step_ms: int = 1500) -> dict:
@@ -154,13 +158,13 @@ def test_a_warped_run_on_slower_links_equals_stepping(high):
 _LATENCIES = (Uniform(1, 5), Uniform(1, 40), Uniform(1, 200), Fixed(3), Uniform(2, 700))
 
 
-def random_walk(seed: int, points: int = 20, replicated: bool = False) -> tuple[int, int]:
+def random_walk(seed: int, points: int = 20, replicated: bool = False) -> tuple[int, int, int]:
     """A random cluster (3 + 3..10 brokers, one of ``_LATENCIES``, a topic or not; with
     ``replicated`` always a topic of replication factor 2 or 3, whose brokers fetch from
     each other) through random faults (a broker or a controller killed, whatever is down
     started again) and idle stretches, both predictions compared at every step (an
     AssertionError names the instant); returns (predictions with fast loops, fast loops in
-    them)."""
+    them, of which with their heartbeats)."""
     rnd = random.Random(seed)
     c = Cluster(3, rnd.randint(3, 10), seed=seed,
                 link=LinkProfile(latency=rnd.choice(_LATENCIES)))
@@ -170,6 +174,7 @@ def random_walk(seed: int, points: int = 20, replicated: bool = False) -> tuple[
         c.create_topic("t", rnd.randint(1, 4), rnd.randint(1, 3))
     c.run_for(rnd.randint(6_000, 12_000))
     used = loops = 0
+    beats = _predict.beats
     for _ in range(points):
         until = c.now_ms + rnd.choice([40, 400, 2_500, 25_000, 60_000])
         heap, _, _ = _predict(c, until, fast=False)
@@ -187,20 +192,20 @@ def random_walk(seed: int, points: int = 20, replicated: bool = False) -> tuple[
         elif roll < 0.2 and down:
             c.faults.start(rnd.choice(down))
         c.run_for(rnd.randint(1, 6_000))
-    return used, loops
+    return used, loops, _predict.beats - beats
 
 
-@pytest.mark.parametrize("seed", [0, 4, 11])
+@pytest.mark.parametrize("seed", [0, 4, 11, 12])  # 12: a heartbeat's every event full too
 def test_random_walks_with_faults(seed):
-    used, _ = random_walk(seed)
-    assert used > 0
+    used, _, beats = random_walk(seed)
+    assert used > 0 and beats > 0
 
 
 @pytest.mark.parametrize("seed", [1, 2])
 def test_brokers_that_replicate_partitions_are_fast_too(seed):
     """Their replica fetches and ISR checks wake their logic: an answer at or past that
     instant runs as the full event, the replica messages stay heap events."""
-    used, _ = random_walk(seed, replicated=True)
+    used, _, _ = random_walk(seed, replicated=True)
     assert used > 0
 
 
@@ -230,3 +235,22 @@ def test_held_heartbeats_are_applied_and_leave_stepping_state(monkeypatch):
     assert runs[0] == runs[1]
     # 6 brokers x a heartbeat every 2 s for about 50 warped s, each sent and answered
     assert held.count("sent") > 120 and held.count("answer") > 120
+
+
+def test_a_planted_bug_in_the_fast_heartbeats_is_caught(monkeypatch):
+    """A lean heartbeat that reports one offset too many (``fast_beats._beat_lean``) makes
+    the fast prediction differ from the heap's."""
+    from kraft_testkit.fastforward.fast_beats import FastBeats
+    from kraft_testkit.fastforward.follower_model import SEND
+    real = FastBeats._beat_lean
+
+    def planted(self, fb):
+        done = real(self, fb)
+        beats = fb.loop.beats
+        if done and beats and beats[-1][0] == SEND:
+            beats[-1] = (SEND, beats[-1][1], beats[-1][2] + 1)
+        return done
+
+    monkeypatch.setattr(FastBeats, "_beat_lean", planted)
+    with pytest.raises(AssertionError):
+        random_walk(0, points=6)
