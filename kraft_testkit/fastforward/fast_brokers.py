@@ -65,6 +65,7 @@ class FastLoop:
     hat: int = 0
     htie: int = 0
     hkey: int = _IDLE  # the next heartbeat event (instant << 32 | tie); _IDLE: none of its own
+    voter: bool = False  # a voter's loop: its fetch moves its progress and check-quorum
 
 
 def _plain(clock: LinkClock) -> tuple[int, int] | None:
@@ -101,8 +102,8 @@ class FastBrokers:
         for i, p in enumerate(self.parked):
             p.pos = PRE + i
         for n, loop in sorted(self.pred.loops.items()):
-            if loop.voter or loop.beat_to_leader is None:
-                continue
+            if not loop.voter and loop.beat_to_leader is None:
+                continue  # (the model refuses other observers than brokers)
             up, down = _plain(loop.to_leader), _plain(loop.to_node)
             if up is None or down is None or up[1] + down[1] + max_wait >= wait:
                 continue  # an answer might come after the broker's fetch timeout
@@ -111,7 +112,7 @@ class FastBrokers:
             parked = [p for p in self.parked if p.node == n]
             if rec is None or len(mine) + len(parked) != 1:
                 continue
-            fb = FastLoop(n, loop, rec, PARKED, _IDLE)
+            fb = FastLoop(n, loop, rec, PARKED, _IDLE, voter=loop.voter)
             if parked:
                 p = parked[0]
                 fb.end, fb.deadline, fb.pos = p.offset, p.deadline, p.pos
@@ -142,6 +143,9 @@ class FastBrokers:
             self._rearm(loop, loop.logic_wake)  # its timer holds its logic's wake-up alone
             if loop.beats is not None:  # a quiet broker: its heartbeats in the loop too
                 self._beats_start(fb, beats.get(n, []))
+        # the voters' loops first: a lean answer's fetch bounds what the others do after it
+        self.fast.sort(key=lambda fb: not fb.voter)
+        self.fast_voters = [fb for fb in self.fast if fb.voter]
         if self.fast:
             self._fast_recount()
             self._fast_logic_ran(None)
@@ -184,6 +188,9 @@ class FastBrokers:
                 lean = timer[0] << 32
             if self.fast_stop << 32 < lean:
                 lean = self.fast_stop << 32
+            for fb in self.fast_voters:  # a voter's fetch is never lean: it bounds them
+                if fb.phase == FETCH and fb.key < lean:
+                    lean = fb.key
             low = _IDLE
             if self.fast_next < lean:
                 self.fast_lean = lean  # a lean fetch parked with an earlier max wait lowers it
@@ -259,8 +266,13 @@ class FastBrokers:
                 self.omitted += 1
                 fb.phase, fb.end = FETCH, end
                 _draw(fb, up, at)
+                if fb.voter and fb.key < self.fast_lean:
+                    self.fast_lean = fb.key  # its fetch bounds the lean window
             else:  # a fetch at the leader, nothing due there: parked, or answered at once
                 offset, rec = fb.end, fb.rec
+                if fb.voter:
+                    return  # a voter's fetch is the full event (it may move the high
+                    # watermark and wake the parked fetches): it bounds the lean window
                 self.follower_fetches += 1
                 self.omitted += 1
                 if at > self.fast_last:
@@ -337,6 +349,8 @@ class FastBrokers:
         hw, first = self.hw, self.fast_next
         for fb in self.fast_parked:
             if wake_all or fb.deadline <= at:
+                if fb.voter:  # _update_replica at the same offset: check-quorum renewed
+                    self.check_deadline = at + self.check_ms
                 rec = fb.rec
                 rec[0] = at
                 rec[1] = fb.end

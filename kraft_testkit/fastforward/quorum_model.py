@@ -138,9 +138,11 @@ class _Model(FollowerLoops, ReplicaLoops, DeadVoter, FastBrokers, FastBeats):
         if any(v != NOOP_VALUE for v in lead.pending):
             raise NotModelled("records other than a NoOp are waiting to be appended")
         self.drain_at = lead.drain_at if self.pending else NEVER
-        self.check_deadline, self.fetched = lead.check_deadline, set(lead.fetched)
+        self.check_deadline = lead.check_deadline
+        self.check_ms = raft.config.fetch_timeout_ms * 3 // 2  # a voter's fetch renews it
         self.parked = []
         self.fast, self.fast_of, self.fast_parked = [], {}, []  # fast_brokers: none yet
+        self.fast_voters: list = []
         self.fast_next, self.fast_last = NEVER << 32, -1
         self.records = {b: [p.last_fetch_ms, p.end_offset, p.caught_up_ms]
                           for b, p in (*lead.observers.items(), *lead.voters.items())
@@ -301,8 +303,7 @@ class _Model(FollowerLoops, ReplicaLoops, DeadVoter, FastBrokers, FastBeats):
         self._observed(n, offset, at)
         # check-quorum: with three voters (the model refuses others) one follower's fetch and
         # the leader make the majority, so every voter fetch renews the deadline
-        self.fetched.clear()
-        self.check_deadline = at + self.cfg.fetch_timeout_ms * 3 // 2
+        self.check_deadline = at + self.check_ms
         if moved:
             self._move_hw(at)
 
