@@ -151,7 +151,13 @@ class FastBrokers:
             self._fast_logic_ran(None)
 
     def _fast_recount(self) -> None:
-        self.fast_next = min(_by_key(fb) for fb in self.fast)
+        low = _IDLE
+        for fb in self.fast:
+            if fb.key < low:
+                low = fb.key
+            if fb.hkey < low:
+                low = fb.hkey
+        self.fast_next = low
 
     def _fast_rearm(self, loop: Any) -> None:
         """After a fast loop's full event at the broker: its timer holds its logic's wake-up
@@ -180,44 +186,42 @@ class FastBrokers:
         heartbeat leaves): the fast loops stop before it and the caller runs it first."""
         horizon = self.horizon << 32
         self.fast_limit = limit if limit < horizon else horizon
-        heap = self.heap
-        while self.fast_next < self.fast_limit:
+        heap, fast, voters = self.heap, self.fast, self.fast_voters
+        while True:
             timer = self.timer
             lean = self.fast_limit
             if timer is not None and timer[0] << 32 < lean:
                 lean = timer[0] << 32
             if self.fast_stop << 32 < lean:
                 lean = self.fast_stop << 32
-            for fb in self.fast_voters:  # a voter's fetch is never lean: it bounds them
+            for fb in voters:  # a voter's fetch is never lean: it bounds them
                 if fb.phase == FETCH and fb.key < lean:
                     lean = fb.key
-            low = _IDLE
-            if self.fast_next < lean:
-                self.fast_lean = lean  # a lean fetch parked with an earlier max wait lowers it
-                for fb in self.fast:
-                    if fb.key < self.fast_lean or fb.hkey < self.fast_lean:
-                        self._fast_lean(fb)
-                    if fb.key < low:
-                        low = fb.key
-                    if fb.hkey < low:
-                        low = fb.hkey
-                self.fast_next = low
-                if low >= self.fast_lean:
-                    continue
+            # one pass: each loop's lean events, and the earliest event left
+            self.fast_lean = lean  # a lean fetch parked with an earlier max wait lowers it
+            low, first = _IDLE, None
+            for fb in fast:
+                key, hkey = fb.key, fb.hkey
+                if key < self.fast_lean or hkey < self.fast_lean:
+                    self._fast_lean(fb)
+                    key, hkey = fb.key, fb.hkey
+                if hkey < key:
+                    key = hkey
+                if key < low:
+                    low, first = key, fb
+            self.fast_next = low
+            if low >= self.fast_limit:
+                return True
             # the earliest event is not lean (its logic acts, or something else is due at the
             # instant): the model's full event, in order
-            fb = min(self.fast, key=_by_key)
-            if _by_key(fb) >= self.fast_limit:
-                break
-            if not self._fast_full(fb):
-                self.pred.stop_tie = fb.tie
+            tie = first.htie if first.hkey < first.key else first.tie
+            if not self._fast_full(first):
+                self.pred.stop_tie = tie
                 return False
             if heap:
                 top = heap[0][0] << 32 | heap[0][1]
                 if top < self.fast_limit:
                     self.fast_limit = top
-            self._fast_recount()
-        return True
 
     def _fast_lean(self, fb: FastLoop) -> None:
         """``fb``'s events before ``self.fast_lean`` (before the leader's next wake-up and
@@ -392,10 +396,6 @@ class FastBrokers:
             last = self.fast_last
         if last >= 0:  # the wake-ups its last event left (a lean fetch's too)
             pred.leader_wakes = (last, *self._leader_wake_now())
-
-
-def _by_key(fb: FastLoop) -> int:
-    return fb.key if fb.key < fb.hkey else fb.hkey
 
 
 def _draw(fb: FastLoop, clock: LinkClock, sent_at: int) -> None:
