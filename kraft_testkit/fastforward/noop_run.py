@@ -48,6 +48,7 @@ from kraft_testkit.metadata.delta import NOOP_VALUE
 from kraft_testkit.metadata.snapshot_generator import batch_bytes
 from kraft_testkit.protocol import messages as M
 from kraft_testkit.protocol.records import CRC_START, RecordBatch, encode_batch
+from kraft_testkit.raft.log import SHARED_RECORDS
 from kraft_testkit.raft.replica_state import FOLLOWER, LEADER
 from kraft_testkit.sim.disk import write_all
 from kraft_testkit.sim.node import NEVER, DiskOp
@@ -61,6 +62,7 @@ _EPOCH = struct.Struct(">i")  # partitionLeaderEpoch at 12
 _CRC = struct.Struct(">I")  # crc at 17
 _TIMES = struct.Struct(">qq")  # baseTimestamp, maxTimestamp at 27
 _NOOP_RECORDS = RecordBatch.build(0, [NOOP_VALUE], timestamp_ms=0, leader_epoch=0).records
+SHARED_RECORDS.add(id(_NOOP_RECORDS))  # every batch built here shares it: not settled per node
 #: the controller's periodic tasks other than NoOps whose next run is kept in its soft state
 _OTHER_TASKS = ("tokens.next_check_ms", "balance.next_ms", "unclean.next_ms")
 

@@ -87,6 +87,12 @@ class SettledBatch(NamedTuple):
     max_timestamp: int
 
 
+#: ids of records tuples shared by many batches on every node (the warp's NoOp batches,
+#: fastforward/noop_run.py): a batch holding one is light already, and settling it would
+#: copy it once per node (more memory, and most of a warped snapshot's cost)
+SHARED_RECORDS: set[int] = set()
+
+
 class RaftLog:
     """Batches ``[start_offset, end_offset)``, their epochs, segments and retained snapshots."""
 
@@ -354,10 +360,12 @@ class RaftLog:
     def settle(self, end: int) -> None:
         """Keep only :class:`SettledBatch` of the batches below ``end``: the node's listener
         has them all (in a snapshot it took, or loaded first at start)."""
-        bases, batches = self.bases, self.batches
+        bases, batches, shared = self.bases, self.batches, SHARED_RECORDS
         j = bisect_left(bases, min(end, self.end_offset))
         for k in range(bisect_left(bases, self.settled), j):
             b = batches[k]
+            if id(b[1]) in shared:
+                continue
             batches[k] = SettledBatch(b.base_offset, b.last_offset, b.partition_leader_epoch,
                                       b.max_timestamp)
         self.settled = max(self.settled, min(end, self.end_offset))
