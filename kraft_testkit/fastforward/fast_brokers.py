@@ -66,6 +66,7 @@ class FastLoop:
     htie: int = 0
     hkey: int = _IDLE  # the next heartbeat event (instant << 32 | tie); _IDLE: none of its own
     voter: bool = False  # a voter's loop: its fetch moves its progress and check-quorum
+    up_low: int = 0  # its link to the leader's lowest latency
 
 
 def _plain(clock: LinkClock) -> tuple[int, int] | None:
@@ -112,7 +113,7 @@ class FastBrokers:
             parked = [p for p in self.parked if p.node == n]
             if rec is None or len(mine) + len(parked) != 1:
                 continue
-            fb = FastLoop(n, loop, rec, PARKED, _IDLE, voter=loop.voter)
+            fb = FastLoop(n, loop, rec, PARKED, _IDLE, voter=loop.voter, up_low=up[0])
             if parked:
                 p = parked[0]
                 fb.end, fb.deadline, fb.pos = p.offset, p.deadline, p.pos
@@ -194,9 +195,19 @@ class FastBrokers:
                 lean = timer[0] << 32
             if self.fast_stop << 32 < lean:
                 lean = self.fast_stop << 32
-            for fb in voters:  # a voter's fetch is never lean: it bounds them
-                if fb.phase == FETCH and fb.key < lean:
-                    lean = fb.key
+            # a voter's fetch that is not a lean park (it may move the high watermark and
+            # wake every parked fetch, or be answered at once with records whose next fetch
+            # may) ends the lean window, and so does the one a voter's answer brings: no lean
+            # event of another loop may pass it
+            for fb in voters:
+                if fb.phase == FETCH:
+                    if fb.key < lean and self._voter_bounds(fb.end):
+                        lean = fb.key
+                elif fb.phase == ANSWER and \
+                        self._voter_bounds(max(fb.end, fb.loop.end_offset)):
+                    soonest = (fb.at + fb.up_low) << 32
+                    if soonest < lean:
+                        lean = soonest
             # one pass: each loop's lean events, and the earliest event left
             self.fast_lean = lean  # a lean fetch parked with an earlier max wait lowers it
             low, first = _IDLE, None
@@ -270,13 +281,13 @@ class FastBrokers:
                 self.omitted += 1
                 fb.phase, fb.end = FETCH, end
                 _draw(fb, up, at)
-                if fb.voter and fb.key < self.fast_lean:
-                    self.fast_lean = fb.key  # its fetch bounds the lean window
+                if fb.voter and fb.key < self.fast_lean and self._voter_bounds(end):
+                    self.fast_lean = fb.key  # its fetch ends the lean window
             else:  # a fetch at the leader, nothing due there: parked, or answered at once
                 offset, rec = fb.end, fb.rec
-                if fb.voter:
-                    return  # a voter's fetch is the full event (it may move the high
-                    # watermark and wake the parked fetches): it bounds the lean window
+                if fb.voter and not self._voter_parks(fb.node, offset, at):
+                    return  # the full event (it may move the high watermark, or be
+                    # answered at once, or check-quorum is the leader's next wake-up)
                 self.follower_fetches += 1
                 self.omitted += 1
                 if at > self.fast_last:
@@ -301,6 +312,26 @@ class FastBrokers:
                 rec[1] = offset
                 fb.phase, fb.end, fb.hw = ANSWER, self.end, self.hw
                 _draw(fb, down, at)
+
+    def _voter_bounds(self, offset: int) -> bool:
+        """Whether a voter's fetch at ``offset`` is the full event: not at the log end (it is
+        answered at once), or it may move the high watermark."""
+        return offset != self.end or (offset > self.hw and offset > self.lead.epoch_start)
+
+    def _voter_parks(self, n: int, offset: int, at: int) -> bool:
+        """A voter's fetch at the log end that cannot move the high watermark, taken as
+        ``_update_replica`` takes it (its progress and the check-quorum deadline, which is
+        not the leader's next wake-up) before it is parked; False: the full event."""
+        if self._voter_bounds(offset):
+            return False
+        timer = self.timer
+        if timer is None or timer[0] >= self.check_deadline:
+            return False
+        self.progress[n] = offset
+        check = at + self.check_ms
+        if check > self.check_deadline:  # (the two voters' lean fetches run loop by loop)
+            self.check_deadline = check
+        return True
 
     def _fast_full(self, fb: FastLoop) -> bool:
         """The earliest fast event, not lean: the model's full event (an answer at or past
