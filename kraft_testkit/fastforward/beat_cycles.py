@@ -25,8 +25,17 @@ from __future__ import annotations
 
 from typing import Any
 
+from kraft_testkit.broker import steady_replicas as steady
 from kraft_testkit.broker.channel import CONTROLLER_CHANNEL
-from kraft_testkit.fastforward.follower_model import ANSWER, ARRIVE, SEND
+from kraft_testkit.fastforward.follower_model import (
+    ANSWER,
+    ARRIVE,
+    FETCHES,
+    ISR,
+    RANSWER,
+    RFETCH,
+    SEND,
+)
 from kraft_testkit.fastforward.warp import InexactWarp
 from kraft_testkit.raft import rpc
 from kraft_testkit.sim.node import NEVER
@@ -42,6 +51,9 @@ class HeldBeats:
         #: broker -> the metadata offset its last heartbeat at the leader reported
         self.offsets: dict[int, int] = {}
         self.last: dict[int, int] = {}  # broker -> its last held event's instant
+        #: (leader broker, follower broker) -> when the leader last served the follower's
+        #: held fetch (an answer still on its way at the horizon is built as of then)
+        self.served: dict[tuple[int, int], int] = {}
 
     def catch_up(self, node: int, upto: int) -> None:
         """The broker's held heartbeat events before its event at index ``upto``."""
@@ -49,13 +61,17 @@ class HeldBeats:
         if upto <= start:
             return
         self.taken[node] = upto
-        lc = self.procs[node].machine.logic.lifecycle
+        logic = self.procs[node].machine.logic
+        lc, replicas = logic.lifecycle, logic.replicas
         leader, queues = self.leader, self.queues
         if not lc.steady():
             raise InexactWarp(f"broker {node}'s heartbeats are held but it is not steady")
         last = self.last.get(node, -1)
         for kind, at, offset in self.loops[node].beats[start:upto]:
-            if kind == SEND:
+            if kind > ANSWER:  # the replica fetching between brokers (offset: the peer)
+                self._replica_event(node, replicas, kind, at, offset)
+                last = at
+            elif kind == SEND:
                 lc.sent_steady_heartbeat(at, offset)
                 self.sent += 1
                 last = at
@@ -85,6 +101,52 @@ class HeldBeats:
                 last = at
         if last >= 0:
             self.last[node] = last
+
+    def _replica_event(self, node: int, replicas: Any, kind: int, at: int, peer: int) -> None:
+        """One of the broker's held logic events of its replica fetching (``steady_replicas``):
+        a fetch served (its request taken from the link where it was sent before the stretch
+        or by a node event), an answer taken, the fetches sent, the ISR check."""
+        if kind == RFETCH:
+            queue = self.queues.get((peer, node, None))
+            if queue:
+                epoch = queue.popleft().body.replica_state.replica_epoch
+            else:
+                epoch = self.procs[peer].machine.logic.lifecycle.broker_epoch
+            steady.fetch_served(replicas, peer, epoch, at)
+            self.served[(node, peer)] = at
+            self.sent += 1  # the answer
+            self.delivered += 1
+        elif kind == RANSWER:
+            queue = self.queues.get((peer, node, None))
+            if queue:
+                queue.popleft()  # sent before the stretch
+            if not steady.fetch_answered(replicas, peer, at):
+                raise InexactWarp(f"broker {node} gets a fetch answer from {peer} at {at} ms "
+                                  "with no fetch out")
+            self.delivered += 1
+        elif kind == FETCHES:
+            self.sent += steady.fetches_sent(replicas, at)
+        elif kind == ISR:
+            steady.isr_checked(replicas, at)
+            if replicas._out.sends:  # noqa: SLF001
+                raise InexactWarp(f"broker {node}'s ISR check at {at} ms sent something")
+
+    def replica_message(self, kind: str, follower: int, leader: int) -> Any:
+        """A held replica fetch (``rfetch``) or its answer (``ranswer``) still on its way at
+        the horizon, as the follower built the request and the leader answered it."""
+        f_replicas = self.procs[follower].machine.logic.replicas
+        cid = f_replicas._fetch_cids.get(leader)  # noqa: SLF001
+        if cid is None:
+            raise InexactWarp(f"a fetch from {follower} to {leader} is in flight, none sent")
+        reps = [r for r in f_replicas.followed() if r.leader == leader]
+        body = f_replicas._fetch_request(reps)  # noqa: SLF001
+        if kind == "rfetch":
+            return rpc.request(cid, body)
+        at = self.served.get((leader, follower))
+        if at is None:
+            raise InexactWarp(f"an answer from {leader} to {follower} is in flight, none served")
+        answer = self.procs[leader].machine.logic.replicas.handle_fetch(body, at)
+        return rpc.response(cid, answer)
 
     def request(self, node: int) -> Any:
         """A held heartbeat still on its way to the leader at the horizon, as sent."""

@@ -188,7 +188,12 @@ def materialize_compact(warp: Any, pred: QuorumPrediction) -> None:
             channel = None
         elif kind in ("rfetch", "ranswer"):
             src, dst, channel = route(kind, arg, leader)
-            msg = take(src, dst, channel, kind)
+            queue = queues.get((src, dst, channel))
+            if queue:
+                msg = queue.popleft()
+            else:  # held: built now, as sent (beat_cycles.py)
+                follower, lead = (src, dst) if kind == "rfetch" else (dst, src)
+                msg = beats.replica_message(kind, follower, lead)
         elif kind == "beat":
             src, dst, channel = n, leader, CONTROLLER_CHANNEL
             queue = queues.get((src, dst, channel))

@@ -26,9 +26,11 @@ from kraft_testkit.raft.replica_state import FOLLOWER
 from kraft_testkit.sim.node import NEVER
 
 CATCH_UP_LIMIT = 8  # batches a follower may lag: one answer carries them all
-#: a held heartbeat event of a broker that hosts nothing (``Loop.beats``): its timer sent the
-#: heartbeat, the heartbeat reached the leader, the leader's answer reached the broker
-SEND, ARRIVE, ANSWER = 0, 1, 2
+#: a broker's held events (``Loop.beats``, applied by ``beat_cycles.py``): its heartbeat left,
+#: reached the leader, was answered; and, for a broker that replicates partitions, its logic
+#: ran at its timer, at a replica fetch from a follower (its peer) or at the answer from a
+#: leader (its peer), and its replica fetches left, its ISR check ran
+SEND, ARRIVE, ANSWER, TIMER, RFETCH, RANSWER, FETCHES, ISR = range(8)
 
 @dataclass(slots=True)
 class Computed:
@@ -92,6 +94,9 @@ class Loop:
     beats: list | None = None
     #: a broker that hosts no partition (its logic's only work in a stretch is heartbeats)
     quiet: bool = False
+    #: a broker that hosts partitions (its logic's work: heartbeats, replica fetches between
+    #: brokers, ISR checks)
+    replicating: bool = False
     rep: Any = None  # its replica fetching and ISR check (replica_loops.ReplicaLoop)
     #: its fetch loop kept out of the heap (``fast_brokers.FastLoop``; its timer then holds
     #: its logic's wake-up alone)
@@ -183,6 +188,7 @@ class FollowerLoops:
             raise NotModelled(f"broker {n} is not a plain running broker")
         replicas = logic.replicas
         loop.quiet = not replicas.replicas and replicas.leader_serving
+        loop.replicating = bool(replicas.replicas) and replicas.active
         if replicas.replicas and not replicas.active:
             raise NotModelled(f"broker {n} hosts partitions it does not serve")
         self._replica_loop(loop, logic)  # its replica fetches and ISR check (replica_loops)
@@ -211,10 +217,15 @@ class FollowerLoops:
             return self._stop(at, f"node {n}'s own timer")
         if (why := self._isr_blocked(loop, at)) is not None:
             return self._stop(at, why)
-        beats = loop.beats
-        if beats is not None and loop.next_beat is not None and at >= loop.next_beat:
+        beats, run = loop.beats, None
+        if beats is not None and loop.quiet and loop.next_beat is not None and \
+                at >= loop.next_beat:
             beats.append((SEND, at, loop.high_watermark - 1))  # no event: held (compact)
             self.omitted += 1
+        elif beats is not None and loop.replicating:
+            beats.append((TIMER, at, 0))  # no event: held with what its logic does there
+            self.omitted += 1
+            run = beats
         else:
             event = Computed(at, tie, n, "timer")
             self.pred.events.append(event)
@@ -223,23 +234,26 @@ class FollowerLoops:
                 if beats is not None:
                     event.beats = len(beats)
         loop.timer = None
-        self._beat_if_due(loop, at)
+        self._beat_if_due(loop, at, run)
         if loop.fast is not None:
             self._fast_rearm(loop)
         else:
             self._rearm(loop, min(loop.raft_wake, loop.logic_wake))
         return True
 
-    def _beat_if_due(self, loop: Loop, at: int) -> None:
-        """The broker logic ran at ``at``: a due heartbeat leaves, a due ISR check runs."""
+    def _beat_if_due(self, loop: Loop, at: int, run: list | None = None) -> None:
+        """The broker logic ran at ``at``: a due heartbeat leaves, a due ISR check runs
+        (``run``: a held logic run's list, where what it did is recorded)."""
         if loop.next_beat is not None and at >= loop.next_beat:
+            if run is not None:
+                run.append((SEND, at, loop.high_watermark - 1))
             loop.next_beat = None
             loop.beat_deadline = at + loop.beat_timeout
             if loop.fast is not None and loop.fast.beats:
                 self._beat_sent(loop.fast, at)  # into its fast loop (fast_beats.py)
             else:
                 self._send(loop.beat_to_leader, at, "beat", (loop.node,))
-        self._replica_tick(loop, at)  # a due replica fetch, a due ISR check
+        self._replica_tick(loop, at, run)  # a due replica fetch, a due ISR check
         self._logic_wake(loop)
 
     @staticmethod
@@ -318,7 +332,7 @@ class FollowerLoops:
                     event.held = len(held)
             loop.next_beat = at + loop.beat_interval
             loop.beat_deadline = NEVER
-            self._replica_tick(loop, at)
+            self._replica_tick(loop, at, loop.beats if loop.replicating else None)
             self._logic_wake(loop)
         logic_wake = loop.logic_wake
         if loop.fast is not None:

@@ -38,7 +38,14 @@ import heapq
 from dataclasses import dataclass, field
 from typing import Any
 
-from kraft_testkit.fastforward.follower_model import Computed, _channel
+from kraft_testkit.fastforward.follower_model import (
+    FETCHES,
+    ISR,
+    RANSWER,
+    RFETCH,
+    Computed,
+    _channel,
+)
 from kraft_testkit.fastforward.observer_loop import LinkClock, NotModelled
 from kraft_testkit.sim.node import NEVER
 
@@ -167,18 +174,22 @@ class ReplicaLoops:
                 return f"an ISR shrink falls due on broker {loop.node}"
         return None
 
-    def _replica_tick(self, loop: Any, at: int) -> None:
+    def _replica_tick(self, loop: Any, at: int, run: list | None = None) -> None:
         """The broker's logic ran at ``at`` (after its heartbeat's turn): a due replica fetch
         leaves (one per leader), a due ISR check runs (it finds nothing to shrink: the event's
-        handler stopped the model before otherwise)."""
+        handler stopped the model before otherwise); ``run``: a held logic run's list."""
         rep = loop.rep
         if rep is not None and rep.next_fetch is not None and at >= rep.next_fetch:
+            if run is not None and rep.leaders:
+                run.append((FETCHES, at, 0))
             rep.next_fetch = at + rep.fetch_interval
             n, heap, seq, links = loop.node, self.heap, self.seq, self.rlinks
             for lead in rep.leaders:
                 a_at, a_tie = links[(n, lead, None)].arrival(at)
                 heapq.heappush(heap, [a_at, a_tie, seq(), "rfetch", (lead, n)])
         if loop.isr_check is not None and at >= loop.isr_check:
+            if run is not None:
+                run.append((ISR, at, 0))
             loop.isr_check = at + loop.isr_interval
 
     def _at_replica(self, entry: list) -> bool:
@@ -190,15 +201,20 @@ class ReplicaLoops:
         why = self._isr_blocked(loop, at, peer if kind == "rfetch" else None)
         if why is not None:
             return self._stop(at, why)
-        event = Computed(at, tie, n, kind, peer)
-        self.pred.events.append(event)
-        if loop.held is not None:  # a compact prediction: the answers held before it
-            event.held = len(loop.held)
+        run = loop.beats if loop.replicating else None
+        if run is not None:  # no event: held with what its logic does there (compact)
+            run.append((RFETCH if kind == "rfetch" else RANSWER, at, peer))
+            self.omitted += 1
+        else:
+            event = Computed(at, tie, n, kind, peer)
+            self.pred.events.append(event)
+            if loop.held is not None:  # a compact prediction: the answers held before it
+                event.held = len(loop.held)
         if kind == "rfetch":  # handle_fetch: caught up now; the answer leaves at once
             loop.rep.caught_up[peer] = at
             a_at, a_tie = self.rlinks[(n, peer, None)].arrival(at)
             heapq.heappush(self.heap, [a_at, a_tie, self.seq(), "ranswer", (peer, n)])
-        self._beat_if_due(loop, at)  # the logic's _done
+        self._beat_if_due(loop, at, run)  # the logic's _done
         raft_wake, logic_wake = loop.raft_wake, loop.logic_wake
         if loop.fast is not None:  # its timer holds its logic's wake-up alone (fast_brokers)
             self._fast_rearm(loop)

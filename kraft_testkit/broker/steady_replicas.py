@@ -1,0 +1,62 @@
+"""A steady replica manager's fetch cycle between brokers, as state transitions alone.
+
+In an idle stretch the replica fetching between brokers is a fixed cycle (``replicas.py``):
+every ``replica.fetch.backoff.ms`` a follower's ``tick`` sends one FetchRequest per leader
+broker, the leader's ``handle_fetch`` records the follower (last fetch, caught up, broker
+epoch) and answers at once with no records, and the follower's ``on_fetch_response`` records
+its last fetch. The idle warp holds these events (fastforward/beat_cycles.py) and applies them
+with the functions here, which move exactly the state those paths move but build no message:
+the request ids are counted on the broker's outbox, the messages counted by the caller
+(tests/broker/test_broker_steady_replicas.py compares them with the full paths). They apply
+where the model found the replicas steady: every partition with a leader, every follower in
+its view of the leader's, every live follower in the ISR, nothing pending.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def fetches_sent(replicas: Any, now_ms: int) -> int:
+    """``tick`` at a due replica fetch: the next fetch's instant, one request id per leader
+    broker (in ``_send_fetches``' order); returns how many requests left."""
+    replicas._next_fetch_ms = now_ms + max(1, replicas.config.replica_fetch_backoff_ms)
+    leaders = sorted({r.leader for r in replicas.followed()})
+    cids = {k: v for k, v in replicas._fetch_cids.items() if k in leaders}
+    out = replicas._out
+    for leader in leaders:
+        cids[leader] = out.next_cid()
+    replicas._fetch_cids = cids
+    return len(leaders)
+
+
+def fetch_served(replicas: Any, follower: int, epoch: int, now_ms: int) -> None:
+    """``handle_fetch`` of a steady follower's request (broker epoch ``epoch``): its record on
+    every partition led here that it follows (the answer is the caller's to count)."""
+    me = replicas.broker_id
+    for rep in replicas.replicas.values():
+        if rep.leader != me:
+            continue
+        state = rep.followers.get(follower)
+        if state is not None:
+            state.last_fetch_ms = now_ms
+            if now_ms > state.last_caught_up_ms:
+                state.last_caught_up_ms = now_ms
+            state.broker_epoch = epoch
+
+
+def fetch_answered(replicas: Any, leader: int, now_ms: int) -> bool:
+    """``on_fetch_response`` of a steady leader's error-free answer to the fetch in flight;
+    False (nothing changed) when none is in flight to that leader."""
+    if replicas._fetch_cids.pop(leader, None) is None:
+        return False
+    for rep in replicas.replicas.values():
+        if rep.leader == leader:
+            rep.last_fetched_ms = now_ms
+    return True
+
+
+def isr_checked(replicas: Any, now_ms: int) -> None:
+    """``tick`` at a due ISR check (in the steady state it shrinks nothing)."""
+    replicas._next_isr_check_ms = now_ms + replicas._isr_check_interval()
+    replicas.maybe_shrink_isr(now_ms)
