@@ -411,6 +411,7 @@ class FastBrokers:
         pred.fast_loops = len(self.fast)
         pred.fast_beats = sum(fb.beats for fb in self.fast)
         for fb in self.fast:
+            fb.loop.fast = None  # no cycle left: the stretch's loops go by refcount, not GC
             if fb.beats:
                 self._beats_in_flight(fb, pred.in_flight)
             if fb.phase == ANSWER:
