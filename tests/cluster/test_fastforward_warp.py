@@ -234,3 +234,25 @@ def test_a_snapshot_past_due_is_not_asked_about_at_every_instant():
     assert warped == stepped
     assert c.fast_forward_stats["fallback: horizon (snapshot interval on)"] <= 15
     assert c.fast_forward_stats["stretches"] >= 10
+
+
+def test_the_cleaners_are_stepped_right_after_a_stretch_without_another_model_run(
+        monkeypatch):
+    """A stretch that stops at the log cleaners' minute hands the warp its horizon: it steps
+    through them at once (no model run that would stop there again: no such fallback)."""
+    runs = []
+    real = warp_module.predict_quorum
+
+    def counted(*args, **kwargs):
+        runs.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(warp_module, "predict_quorum", counted)
+    c = Cluster(3, 3, seed=2, fast_forward=True)
+    c.run_for(10_000)
+    before = len(runs)
+    c.run_for(180_000)
+    stats = c.fast_forward_stats
+    assert stats["stretches"] >= 3
+    assert not any(k.startswith("fallback: horizon (log cleaner") for k in stats)
+    assert len(runs) - before <= stats["stretches"] + 2
