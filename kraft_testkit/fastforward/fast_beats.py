@@ -134,16 +134,15 @@ class FastBeats:
 
     def _beat_sent(self, fb: FastLoop, at: int) -> None:
         """The broker's heartbeat left at ``at``."""
-        fb.hphase = BEAT
-        fb.hat, fb.htie = a_at, a_tie = arrival(fb.loop.beat_to_leader, at)
-        fb.hkey = key = a_at << 32 | a_tie
-        if key < self.fast_next:
-            self.fast_next = key
+        self._beat_on_its_way(fb, BEAT, fb.loop.beat_to_leader, at)
 
     def _beat_answered(self, fb: FastLoop, at: int) -> None:
         """The leader answered the broker's heartbeat at ``at``."""
-        fb.hphase = BACK
-        fb.hat, fb.htie = a_at, a_tie = arrival(fb.loop.beat_to_node, at)
+        self._beat_on_its_way(fb, BACK, fb.loop.beat_to_node, at)
+
+    def _beat_on_its_way(self, fb: FastLoop, phase: int, clock: Any, at: int) -> None:
+        fb.hphase = phase
+        fb.hat, fb.htie = a_at, a_tie = arrival(clock, at)
         fb.hkey = key = a_at << 32 | a_tie
         if key < self.fast_next:
             self.fast_next = key
