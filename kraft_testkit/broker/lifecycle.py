@@ -270,7 +270,7 @@ class Lifecycle:
         """:meth:`tick` at a due heartbeat of a :meth:`steady` broker whose metadata offset was
         ``metadata_offset`` then, with the request's id counted but the request not queued:
         the idle warp holds such heartbeats and builds none of them
-        (fastforward/beat_cycles.py; tests/broker/test_broker_steady_heartbeats.py)."""
+        (fastforward/held_events.py; tests/broker/test_broker_steady_heartbeats.py)."""
         self._next_comm_ms = None
         body = self._heartbeat_body(metadata_offset)
         self._inflight = _InFlight(_HB, body, self._out.next_cid(), self.controller_id,

@@ -4,7 +4,7 @@ In an idle stretch the replica fetching between brokers is a fixed cycle (``repl
 every ``replica.fetch.backoff.ms`` a follower's ``tick`` sends one FetchRequest per leader
 broker, the leader's ``handle_fetch`` records the follower (last fetch, caught up, broker
 epoch) and answers at once with no records, and the follower's ``on_fetch_response`` records
-its last fetch. The idle warp holds these events (fastforward/beat_cycles.py) and applies them
+its last fetch. The idle warp holds these events (fastforward/held_events.py) and applies them
 with the functions here, which move exactly the state those paths move but build no message:
 the request ids are counted on the broker's outbox, the messages counted by the caller
 (tests/broker/test_broker_steady_replicas.py compares them with the full paths). They apply

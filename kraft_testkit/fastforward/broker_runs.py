@@ -135,7 +135,7 @@ class AnswerRun:
         sends: tuple = ()
         if self.pairs[-1][1] > raft.hw:  # some answer moved the high watermark
             # a quiet broker's replica manager: its instants are set from the model
-            # (beat_cycles.HeldBeats.settle), so its commits need not tick it
+            # (held_events.HeldEvents.settle), so its commits need not tick it
             ticked = len(self.pairs) if self.quiet else self.ticked
             done = apply_commit_run(process, self.pairs, acts=acts, ticked=ticked)
             if done.stopped is not None or done.applied != len(self.pairs):

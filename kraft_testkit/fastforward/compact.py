@@ -29,7 +29,7 @@ from typing import Any
 
 from kraft_testkit.broker.channel import CONTROLLER_CHANNEL, channel_of
 from kraft_testkit.fastforward import dead_nodes
-from kraft_testkit.fastforward.beat_cycles import HeldBeats
+from kraft_testkit.fastforward.held_events import HeldEvents
 from kraft_testkit.fastforward.broker_runs import AnswerRun, SharedRun
 from kraft_testkit.fastforward.follower_fetches import FollowerFetches
 from kraft_testkit.fastforward.leader_bulk import LeaderBulk, answer
@@ -73,7 +73,7 @@ def materialize_compact(warp: Any, pred: QuorumPrediction) -> None:
     taken: dict[int, int] = {}
     shared = SharedRun(leader_raft.log)
     epoch = leader_raft.epoch
-    beats = HeldBeats(procs, queues, leader, pred.loops)
+    beats = HeldEvents(procs, queues, leader, pred.loops)
     quiet = {n for n, lp in pred.loops.items() if lp.beats is not None}
 
     def catch_up(node: int, upto: int) -> None:
@@ -191,7 +191,7 @@ def materialize_compact(warp: Any, pred: QuorumPrediction) -> None:
             queue = queues.get((src, dst, channel))
             if queue:
                 msg = queue.popleft()
-            else:  # held: built now, as sent (beat_cycles.py)
+            else:  # held: built now, as sent (held_events.py)
                 follower, lead = (src, dst) if kind == "rfetch" else (dst, src)
                 msg = beats.replica_message(kind, follower, lead)
         elif kind == "beat":

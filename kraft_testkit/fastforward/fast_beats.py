@@ -1,7 +1,7 @@
 """A quiet broker's heartbeats inside its fast loop (``fast_brokers.py``), out of the heap.
 
 In a compact prediction a broker that hosts nothing has its heartbeat events held
-(``Loop.beats``, set by ``beat_cycles.py``): its timer sends the heartbeat, the heartbeat
+(``Loop.beats``, set by ``held_events.py``): its timer sends the heartbeat, the heartbeat
 reaches the leader, the answer reaches the broker. Where the broker's fetch loop is fast and
 its controller links are Fixed or Uniform, this cycle is the loop's second stream (``hphase``:
 due, on its way, waiting at the leader, answer on its way; ``hkey`` its next event), run in

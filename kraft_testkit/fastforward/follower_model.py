@@ -26,7 +26,7 @@ from kraft_testkit.raft.replica_state import FOLLOWER
 from kraft_testkit.sim.node import NEVER
 
 CATCH_UP_LIMIT = 8  # batches a follower may lag: one answer carries them all
-#: a broker's held events (``Loop.beats``, applied by ``beat_cycles.py``): its heartbeat left,
+#: a broker's held events (``Loop.beats``, applied by ``held_events.py``): its heartbeat left,
 #: reached the leader, was answered; and, for a broker that replicates partitions, its logic
 #: ran at its timer, at a replica fetch from a follower (its peer) or at the answer from a
 #: leader (its peer), and its replica fetches left, its ISR check ran
@@ -90,7 +90,7 @@ class Loop:
     #: a compact prediction's heartbeat events of a broker that hosts nothing, in order, as
     #: no events but (SEND, instant, metadata offset it reports), (ARRIVE, instant at the
     #: leader, 0) and (ANSWER, instant, 0): the warp sets the heartbeats' state from them
-    #: (``beat_cycles.py``) instead of running the broker's logic for each
+    #: (``held_events.py``) instead of running the broker's logic for each
     beats: list | None = None
     #: a broker that hosts no partition (its logic's only work in a stretch is heartbeats)
     quiet: bool = False

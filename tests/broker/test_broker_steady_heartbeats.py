@@ -1,7 +1,7 @@
 """``Lifecycle.sent_steady_heartbeat`` and ``steady_answer``: for a steady broker, a due
 heartbeat and its answer leave the lifecycle as the broker's ``on_timer`` / ``on_message`` do,
 but for the request, which is counted and not queued (the idle warp holds such heartbeats,
-fastforward/beat_cycles.py); ``steady`` says where they apply."""
+fastforward/held_events.py); ``steady`` says where they apply."""
 
 from __future__ import annotations
 

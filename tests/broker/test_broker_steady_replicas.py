@@ -1,7 +1,7 @@
 """``broker/steady_replicas.py``: a steady replica manager's fetch cycle between brokers as
 state transitions alone leaves the brokers as the full paths do (``tick`` at a due fetch,
 ``handle_fetch``, ``on_fetch_response``, the ISR check), but for the messages, which are
-counted and not queued (the idle warp holds such events, fastforward/beat_cycles.py)."""
+counted and not queued (the idle warp holds such events, fastforward/held_events.py)."""
 
 from __future__ import annotations
 

@@ -211,7 +211,7 @@ def test_brokers_that_replicate_partitions_are_fast_too(seed):
 
 def test_held_heartbeats_are_applied_and_leave_stepping_state(monkeypatch):
     """A broker that hosts nothing has its heartbeats held in a compact stretch (no event,
-    no message built: ``beat_cycles.py``, through ``Lifecycle.sent_steady_heartbeat`` and
+    no message built: ``held_events.py``, through ``Lifecycle.sent_steady_heartbeat`` and
     ``steady_answer``): they are applied there, and the warped state is the stepped one."""
     from kraft_testkit.broker.lifecycle import Lifecycle
     held = []

@@ -247,7 +247,7 @@ def test_a_random_schedule_with_replicas_leaves_every_byte_as_stepping_does(seed
 
 def test_held_replica_fetches_are_applied_and_leave_stepping_state(monkeypatch):
     """A broker that replicates partitions has its logic's events held in a compact stretch
-    (no event, no message built: ``beat_cycles.py`` through ``broker/steady_replicas.py``):
+    (no event, no message built: ``held_events.py`` through ``broker/steady_replicas.py``):
     its fetches to the leader brokers, their service, the answers and the ISR checks are
     applied there, and the warped state is the stepped one."""
     from kraft_testkit.broker import steady_replicas

@@ -1,20 +1,23 @@
-"""The heartbeats of brokers that host nothing in a compact stretch, set instead of replayed.
+"""A steady broker's logic events in a compact stretch, set instead of replayed.
 
-In an idle stretch the steady heartbeat of a broker that hosts no partition is a fixed cycle:
+In an idle stretch what a running broker's logic does is a few fixed cycles. Its heartbeat:
 its timer sends ``BrokerHeartbeatRequest`` (its lifecycle's ``tick``: the next request id on
 its controller channel, its metadata offset, a deadline a request timeout later), the active
 controller renews its lease and answers once what it wrote before commits, and the answer
-(``on_response``: no error, not fenced) plans the next one an interval later. The broker's
-logic does nothing else there: its replica manager ticks (the model tracks its instants) and
-sends nothing, hosting nothing. So the model holds these events (``Loop.beats``: SEND, ARRIVE,
-ANSWER with their instants and the metadata offset each request reports) instead of listing
-them, and :class:`HeldBeats` applies them through the lifecycle's steady transitions
-(``Lifecycle.sent_steady_heartbeat`` and ``steady_answer``: the request id counted, the
-request in flight, the last contact, the next heartbeat's instant), records the metadata
-offset of the last request each broker's heartbeat brought to the leader, and counts the
-messages sent and delivered. No message is built but a request still in flight at the
-horizon. ``settle`` then sets what the replica manager's ticks moved from the model, and the
-broker's clock, wake-ups and timer.
+(``on_response``: no error, not fenced) plans the next one an interval later. Where it hosts
+partitions, its replica fetching between brokers: every ``replica.fetch.backoff.ms`` its logic
+sends one fetch per leader broker, the leader records it and answers at once, the answer
+records the last fetch; and the ISR check, which in the steady state shrinks nothing. So the
+model holds these events (``Loop.beats``: SEND, ARRIVE, ANSWER of the heartbeat; TIMER,
+RFETCH, RANSWER of the logic's runs and FETCHES, ISR of what it did in them, with their
+instants, the peer, the metadata offset a heartbeat reports) instead of listing them, and
+:class:`HeldEvents` applies them in order through the broker's steady transitions
+(``Lifecycle.sent_steady_heartbeat`` and ``steady_answer``; ``broker/steady_replicas.py``):
+request ids counted on the broker's outbox, the messages counted sent and delivered (taken
+from their links where they were sent before the stretch or by a node event), the metadata
+offset of the last heartbeat each broker brought to the leader recorded. No message is built
+but one still in flight at the horizon. ``settle`` then sets what the replica manager's ticks
+moved from the model, and the broker's clock, wake-ups and timer.
 
 tests/cluster/test_fastforward_warp.py and test_fastforward_differential.py compare the
 result with stepping, field by field (the brokers' lifecycles, the leases, the links and their
@@ -41,8 +44,8 @@ from kraft_testkit.raft import rpc
 from kraft_testkit.sim.node import NEVER
 
 
-class HeldBeats:
-    """One compact stretch's held heartbeat events, applied broker by broker in order."""
+class HeldEvents:
+    """One compact stretch's held broker events, applied broker by broker in order."""
 
     def __init__(self, procs: dict, queues: dict, leader: int, loops: dict) -> None:
         self.procs, self.queues, self.leader, self.loops = procs, queues, leader, loops
@@ -56,7 +59,7 @@ class HeldBeats:
         self.served: dict[tuple[int, int], int] = {}
 
     def catch_up(self, node: int, upto: int) -> None:
-        """The broker's held heartbeat events before its event at index ``upto``."""
+        """The broker's held events before its event at index ``upto``."""
         start = self.taken.get(node, 0)
         if upto <= start:
             return
