@@ -110,6 +110,11 @@ class HeldEvents:
         a fetch served (its request taken from the link where it was sent before the stretch
         or by a node event), an answer taken, the fetches sent, the ISR check."""
         if kind == RFETCH:
+            # a link delivers in the order sent (a message behind another takes its instant
+            # and tie, and the model keeps their order): its head is this request where node
+            # code built it; where a held logic run sent it, the head can only be a request
+            # node code sent later (one fetch in flight per leader makes that rare), taken
+            # early with the same epoch
             queue = self.queues.get((peer, node, None))
             if queue:
                 epoch = queue.popleft().body.replica_state.replica_epoch
