@@ -54,9 +54,11 @@ class SharedRun:
 class AnswerRun:
     """The answers one broker was handed in a stretch and not applied yet."""
 
-    def __init__(self, process: Any, leader: int, quiet: bool = False) -> None:
+    def __init__(self, process: Any, leader: int, ticks_set: bool = False) -> None:
         self.process = process
-        self.quiet = quiet  # a broker hosting nothing whose replica ticks the model sets
+        #: a broker whose logic events are held: its replica manager's instants are set from
+        #: the model (``held_events.HeldEvents.settle``), its commits need not tick it
+        self.ticks_set = ticks_set
         node = process.machine
         self.raft = node.raft
         self.leader = leader
@@ -134,9 +136,7 @@ class AnswerRun:
             append_fetched_noops(process, runs.covering(self.start_end, self.end), self.end)
         sends: tuple = ()
         if self.pairs[-1][1] > raft.hw:  # some answer moved the high watermark
-            # a quiet broker's replica manager: its instants are set from the model
-            # (held_events.HeldEvents.settle), so its commits need not tick it
-            ticked = len(self.pairs) if self.quiet else self.ticked
+            ticked = len(self.pairs) if self.ticks_set else self.ticked
             done = apply_commit_run(process, self.pairs, acts=acts, ticked=ticked)
             if done.stopped is not None or done.applied != len(self.pairs):
                 raise InexactFastForward(f"broker {raft.id}'s answers stopped: {done.stopped}")

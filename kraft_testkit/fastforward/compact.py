@@ -10,10 +10,13 @@ follower's fetch loop is replayed message by message:
   wake-ups likewise (``follower_fetches.py``);
 - every follower's answers are held in order (``Loop.held``) and applied as one run
   (``broker_runs.py``) when the follower's next event needs its Raft state, or at the end;
-- what still runs node code is a broker's logic: its timer (a heartbeat leaves, an ISR check
-  runs) and a heartbeat's answer through the logic alone (the held answers stay held,
-  ``AnswerRun.logic_event``), and an answer its logic acts on (the run applied with the
-  logic's reaction, ``apply_commit_run(acts=True)``); a voter's own timer through the node;
+- a steady broker's logic events (its heartbeats; where it hosts partitions its timer, the
+  replica fetches it serves and the answers it gets, and what its logic did there) are held
+  by the model too and applied through the broker's steady transitions (``held_events.py``);
+  what still runs node code is an answer a broker's logic acts on (the run applied with the
+  logic's reaction, ``apply_commit_run(acts=True)``), a broker's logic event the model did
+  not hold (through the logic alone while the held answers stay held,
+  ``AnswerRun.logic_event``) and a voter's own timer through the node;
 - the messages still in flight at the horizon are rebuilt (a fetch answer from the leader's
   log as it was, a heartbeat's answer from the broker's request) or taken from the links.
 
@@ -29,9 +32,9 @@ from typing import Any
 
 from kraft_testkit.broker.channel import CONTROLLER_CHANNEL, channel_of
 from kraft_testkit.fastforward import dead_nodes
-from kraft_testkit.fastforward.held_events import HeldEvents
 from kraft_testkit.fastforward.broker_runs import AnswerRun, SharedRun
 from kraft_testkit.fastforward.follower_fetches import FollowerFetches
+from kraft_testkit.fastforward.held_events import HeldEvents
 from kraft_testkit.fastforward.leader_bulk import LeaderBulk, answer
 from kraft_testkit.fastforward.prediction import QuorumPrediction
 from kraft_testkit.fastforward.replica_loops import route
@@ -73,8 +76,8 @@ def materialize_compact(warp: Any, pred: QuorumPrediction) -> None:
     taken: dict[int, int] = {}
     shared = SharedRun(leader_raft.log)
     epoch = leader_raft.epoch
-    beats = HeldEvents(procs, queues, leader, pred.loops)
-    quiet = {n for n, lp in pred.loops.items() if lp.beats is not None}
+    logic_held = HeldEvents(procs, queues, leader, pred.loops)
+    holding = {n for n, lp in pred.loops.items() if lp.beats is not None}
 
     def catch_up(node: int, upto: int) -> None:
         """The follower's held answers before its event at index ``upto`` join its run."""
@@ -83,7 +86,7 @@ def materialize_compact(warp: Any, pred: QuorumPrediction) -> None:
             taken[node] = upto
             run = runs.get(node)
             if run is None:
-                run = runs[node] = AnswerRun(procs[node], leader, node in quiet)
+                run = runs[node] = AnswerRun(procs[node], leader, node in holding)
             run.extend(pred.loops[node].held[start:upto], epoch)
 
     def flush(node: int, at: int, acts: bool = False) -> tuple:
@@ -126,11 +129,11 @@ def materialize_compact(warp: Any, pred: QuorumPrediction) -> None:
         sched.now_ms = at
         catch_up(node, ev.held)
         if ev.beats:
-            beats.catch_up(node, ev.beats)
+            logic_held.catch_up(node, ev.beats)
         if kind == "answer":  # a broker's answer its logic acts on: the run, with the logic
             run = runs.get(node)
             if run is None:
-                run = runs[node] = AnswerRun(proc, leader, node in quiet)
+                run = runs[node] = AnswerRun(proc, leader, node in holding)
             run.add(at, ev.carried[0], ev.carried[1], epoch, build=False)
             sends = flush(node, at, acts=True)
             effects = Effects([], False, list(sends), None) if sends else None
@@ -174,12 +177,12 @@ def materialize_compact(warp: Any, pred: QuorumPrediction) -> None:
     for node in followers:
         catch_up(node, len(pred.loops[node].held))
         if pred.loops[node].beats:
-            beats.catch_up(node, len(pred.loops[node].beats))
+            logic_held.catch_up(node, len(pred.loops[node].beats))
     for node in sorted(runs):
         flush(node, end)
-    for node in sorted(quiet):
-        beats.settle(node, armed, changed)
-    bulk.offsets.update(beats.offsets)
+    for node in sorted(holding):
+        logic_held.settle(node, armed, changed)
+    bulk.offsets.update(logic_held.offsets)
     warp._count("answers applied in runs", sum(len(lp.held) for lp in pred.loops.values()))  # noqa: SLF001
     for at, tie, _, kind, arg in pred.in_flight:  # the messages still in flight
         n = arg[0]
@@ -193,11 +196,11 @@ def materialize_compact(warp: Any, pred: QuorumPrediction) -> None:
                 msg = queue.popleft()
             else:  # held: built now, as sent (held_events.py)
                 follower, lead = (src, dst) if kind == "rfetch" else (dst, src)
-                msg = beats.replica_message(kind, follower, lead)
+                msg = logic_held.replica_message(kind, follower, lead)
         elif kind == "beat":
             src, dst, channel = n, leader, CONTROLLER_CHANNEL
             queue = queues.get((src, dst, channel))
-            msg = queue.popleft() if queue else beats.request(n)
+            msg = queue.popleft() if queue else logic_held.request(n)
         else:
             src, dst, channel = leader, n, CONTROLLER_CHANNEL
             msg, built = heartbeat_answer(n)
@@ -210,9 +213,9 @@ def materialize_compact(warp: Any, pred: QuorumPrediction) -> None:
     if left:
         raise InexactWarp(f"sent in the stretch but not in the model: {left}")
     set_links(net, pred)
-    net.stats["sent"] += sent + beats.sent + pred.follower_answers + \
+    net.stats["sent"] += sent + logic_held.sent + pred.follower_answers + \
         fetches.answers_sent(pred)
-    net.stats["delivered"] += delivered + beats.delivered + pred.follower_fetches + \
+    net.stats["delivered"] += delivered + logic_held.delivered + pred.follower_fetches + \
         pred.follower_answers
     bulk.finish(pred, {b: procs[b].machine.logic.lifecycle._inflight  # noqa: SLF001
                        for b in pred.beats})
