@@ -21,10 +21,8 @@ from kraft_testkit.fastforward.noop_run import (
     append_fetched_noops,
     apply_commit_run,
     noop_batches_in_log,
-    tick_commits,
 )
 from kraft_testkit.raft import rpc
-from kraft_testkit.sim.node import Effects
 
 
 class SharedRun:
@@ -68,8 +66,6 @@ class AnswerRun:
         self.pairs: list[tuple[int, int]] = []  # (instant, high watermark) per answer
         self.body: Any = None
         self.last_epoch = self.raft.log.last_epoch
-        self.logic_at = -1  # the broker's last event its logic alone handled (logic_event)
-        self.ticked = 0  # the answers whose commits the logic has seen (logic_event)
 
     def __bool__(self) -> bool:
         return bool(self.pairs)
@@ -102,29 +98,6 @@ class AnswerRun:
         """The last fetch the broker sent (after :meth:`add`)."""
         return rpc.request(self.cid, self.body)
 
-    def logic_event(self, at: int, src: int | None, msg: Any) -> Effects:
-        """A broker event only its logic acts on while answers are held back: its timer (a
-        due heartbeat, ISR check or replica fetch), a heartbeat's answer, a replica fetch or
-        its answer (``msg`` from ``src``). The logic sees the metadata offset the held
-        answers committed by now, and has run at each of their commits (``tick_commits``);
-        Raft is not due (the model stops before it is), and the node's wake-up is left for
-        :meth:`apply` to set. The effects carry the logic's messages only."""
-        node = self.process.machine
-        logic = node.logic
-        if self.pairs and self.pairs[-1][1] > self.raft.hw:  # what heartbeats report
-            logic.metadata_offset = logic.lifecycle.metadata_offset = self.pairs[-1][1] - 1
-            # the logic ran at each commit before this event too
-            ticked = self.ticked
-            tick_commits(logic, self.pairs[ticked:],
-                         self.pairs[ticked - 1][1] if ticked else self.raft.hw)
-            self.ticked = len(self.pairs)
-        node._wake = None  # noqa: SLF001 - unknown until the answers are applied
-        self.logic_at = at
-        effects = logic.on_timer(at) if msg is None else logic.on_message(src, msg, at)
-        if effects.timer_ms is not None:
-            node._logic_wake = effects.timer_ms  # noqa: SLF001
-        return Effects([], False, effects.sends, None)
-
     def apply(self, runs: SharedRun, acts: bool = False) -> tuple[int, tuple]:
         """Apply the held answers; returns the instant of the last one (the node's Raft
         wake-up is left as its poll reported it; the caller re-arms its timer) and, with
@@ -136,21 +109,19 @@ class AnswerRun:
             append_fetched_noops(process, runs.covering(self.start_end, self.end), self.end)
         sends: tuple = ()
         if self.pairs[-1][1] > raft.hw:  # some answer moved the high watermark
-            ticked = len(self.pairs) if self.ticks_set else self.ticked
-            done = apply_commit_run(process, self.pairs, acts=acts, ticked=ticked)
+            done = apply_commit_run(process, self.pairs, acts=acts,
+                                    ticked=len(self.pairs) if self.ticks_set else 0)
             if done.stopped is not None or done.applied != len(self.pairs):
                 raise InexactFastForward(f"broker {raft.id}'s answers stopped: {done.stopped}")
             sends = done.sends
         if self.body is None:
             self.body = raft.fetch_request_body(self.end, self.last_epoch)
         last = self.pairs[-1][0]
-        # the node's last event (an answer, or one its logic alone handled) set the clock
-        node._clock(max(last, self.logic_at))  # noqa: SLF001
+        node._clock(last)  # noqa: SLF001 - its last answer set the clock
         wake = raft.after_fetch_answers(self.leader, last, self.cid, self.body, self.end,
                                         self.last_epoch)
         node._raft_wake = wake  # noqa: SLF001 - the poll after each answer reported it
         self.start_end = self.end
         self.pairs = []
-        self.ticked = 0
         return last, sends
 

@@ -14,9 +14,8 @@ follower's fetch loop is replayed message by message:
   replica fetches it serves and the answers it gets, and what its logic did there) are held
   by the model too and applied through the broker's steady transitions (``held_events.py``);
   what still runs node code is an answer a broker's logic acts on (the run applied with the
-  logic's reaction, ``apply_commit_run(acts=True)``), a broker's logic event the model did
-  not hold (through the logic alone while the held answers stay held,
-  ``AnswerRun.logic_event``) and a voter's own timer through the node;
+  logic's reaction, ``apply_commit_run(acts=True)``) and any other follower event the model
+  lists (its held answers applied first, then the node's own code);
 - the messages still in flight at the horizon are rebuilt (a fetch answer from the leader's
   log as it was, a heartbeat's answer from the broker's request) or taken from the links.
 
@@ -152,13 +151,9 @@ def materialize_compact(warp: Any, pred: QuorumPrediction) -> None:
                 delivered += 1
             else:
                 raise InexactWarp(f"at {at} ms: a {kind} at {node} in a compact stretch")
-            if node in runs and machine.logic is not None:  # the held answers stay held
-                effects = runs[node].logic_event(at, src, msg)
-            else:
-                if node in runs:
-                    flush(node, at)
-                effects = machine.on_timer(at) if msg is None else \
-                    machine.on_message(src, msg, at)
+            if node in runs:  # the held answers before it first
+                flush(node, at)
+            effects = machine.on_timer(at) if msg is None else machine.on_message(src, msg, at)
         if effects is None:
             continue
         apply_effects(proc, effects, at, armed, changed)
