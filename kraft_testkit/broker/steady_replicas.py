@@ -17,9 +17,9 @@ from __future__ import annotations
 from typing import Any
 
 
-def fetches_sent(replicas: Any, now_ms: int) -> int:
+def fetches_sent(replicas: Any, now_ms: int) -> list[int]:
     """``tick`` at a due replica fetch: the next fetch's instant, one request id per leader
-    broker (in ``_send_fetches``' order); returns how many requests left."""
+    broker (in ``_send_fetches``' order, kept in ``_fetch_cids``); returns the leaders."""
     replicas._next_fetch_ms = now_ms + max(1, replicas.config.replica_fetch_backoff_ms)
     leaders = sorted({r.leader for r in replicas.followed()})
     cids = {k: v for k, v in replicas._fetch_cids.items() if k in leaders}
@@ -27,7 +27,7 @@ def fetches_sent(replicas: Any, now_ms: int) -> int:
     for leader in leaders:
         cids[leader] = out.next_cid()
     replicas._fetch_cids = cids
-    return len(leaders)
+    return leaders
 
 
 def fetch_served(replicas: Any, follower: int, epoch: int, now_ms: int) -> None:
@@ -45,11 +45,13 @@ def fetch_served(replicas: Any, follower: int, epoch: int, now_ms: int) -> None:
             state.broker_epoch = epoch
 
 
-def fetch_answered(replicas: Any, leader: int, now_ms: int) -> bool:
-    """``on_fetch_response`` of a steady leader's error-free answer to the fetch in flight;
-    False (nothing changed) when none is in flight to that leader."""
-    if replicas._fetch_cids.pop(leader, None) is None:
+def fetch_answered(replicas: Any, leader: int, cid: int, now_ms: int) -> bool:
+    """``on_fetch_response`` of a steady leader's error-free answer to request ``cid``; False
+    (nothing changed) when that is not the fetch in flight to that leader (a later one left
+    before it came: the broker ignores it)."""
+    if replicas._fetch_cids.get(leader) != cid:
         return False
+    del replicas._fetch_cids[leader]
     for rep in replicas.replicas.values():
         if rep.leader == leader:
             rep.last_fetched_ms = now_ms

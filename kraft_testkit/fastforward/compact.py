@@ -167,6 +167,7 @@ def materialize_compact(warp: Any, pred: QuorumPrediction) -> None:
                                   f"{dst}, outside the cluster")
             sent += 1
             queues.setdefault(key, deque()).append(msg)
+            logic_held.sent_by_node(node, dst, msg)
     end = pred.horizon_ms - 1
     bulk.sync(end)
     for node in followers:
@@ -179,6 +180,7 @@ def materialize_compact(warp: Any, pred: QuorumPrediction) -> None:
         logic_held.settle(node, armed, changed)
     bulk.offsets.update(logic_held.offsets)
     warp._count("answers applied in runs", sum(len(lp.held) for lp in pred.loops.values()))  # noqa: SLF001
+    logic_held.in_flight(pred.in_flight)
     for at, tie, _, kind, arg in pred.in_flight:  # the messages still in flight
         n = arg[0]
         if kind in ("fetch", "answer"):
@@ -186,12 +188,8 @@ def materialize_compact(warp: Any, pred: QuorumPrediction) -> None:
             channel = None
         elif kind in ("rfetch", "ranswer"):
             src, dst, channel = route(kind, arg, leader)
-            queue = queues.get((src, dst, channel))
-            if queue:
-                msg = queue.popleft()
-            else:  # held: built now, as sent (held_events.py)
-                follower, lead = (src, dst) if kind == "rfetch" else (dst, src)
-                msg = logic_held.replica_message(kind, follower, lead)
+            follower, lead = (src, dst) if kind == "rfetch" else (dst, src)
+            msg = logic_held.replica_message(kind, follower, lead)
         elif kind == "beat":
             src, dst, channel = n, leader, CONTROLLER_CHANNEL
             queue = queues.get((src, dst, channel))

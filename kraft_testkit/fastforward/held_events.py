@@ -26,6 +26,7 @@ counters, every node's timer).
 
 from __future__ import annotations
 
+from collections import deque
 from typing import Any
 
 from kraft_testkit.broker import steady_replicas as steady
@@ -57,6 +58,23 @@ class HeldEvents:
         #: (leader broker, follower broker) -> when the leader last served the follower's
         #: held fetch (an answer still on its way at the horizon is built as of then)
         self.served: dict[tuple[int, int], int] = {}
+        #: (follower, leader broker) -> the request ids of the follower's fetches to that
+        #: leader whose answers have not reached it, in the order sent (on slow links a fetch
+        #: can leave before the last one's answer came: that answer is then ignored)
+        self.outstanding: dict[tuple[int, int], deque] = {}
+        for (src, dst, channel), queue in queues.items():  # what was on its way at the start
+            if channel is None and src in loops and dst in loops:
+                for msg in queue:
+                    if type(msg.body).__name__ == "FetchResponse":  # answers the older ones
+                        self.outstanding.setdefault((dst, src), deque()).append(
+                            msg.correlation_id)
+        for (src, dst, channel), queue in queues.items():
+            if channel is None and src in loops and dst in loops:
+                for msg in queue:
+                    if type(msg.body).__name__ == "FetchRequest":
+                        self.outstanding.setdefault((src, dst), deque()).append(
+                            msg.correlation_id)
+        self._cursor: dict[tuple, int] = {}  # the in-flight messages at the horizon
 
     def catch_up(self, node: int, upto: int) -> None:
         """The broker's held events before its event at index ``upto``."""
@@ -116,7 +134,7 @@ class HeldEvents:
             # node code sent later (one fetch in flight per leader makes that rare), taken
             # early with the same epoch
             queue = self.queues.get((peer, node, None))
-            if queue:
+            if queue and type(queue[0].body).__name__ == "FetchRequest":
                 epoch = queue.popleft().body.replica_state.replica_epoch
             else:
                 epoch = self.procs[peer].machine.logic.lifecycle.broker_epoch
@@ -128,24 +146,54 @@ class HeldEvents:
             queue = self.queues.get((peer, node, None))
             if queue:
                 queue.popleft()  # sent before the stretch
-            if not steady.fetch_answered(replicas, peer, at):
+            pending = self.outstanding.get((node, peer))
+            if not pending:
                 raise InexactWarp(f"broker {node} gets a fetch answer from {peer} at {at} ms "
                                   "with no fetch out")
+            steady.fetch_answered(replicas, peer, pending.popleft(), at)  # or ignored
             self.delivered += 1
         elif kind == FETCHES:
-            self.sent += steady.fetches_sent(replicas, at)
+            leaders = steady.fetches_sent(replicas, at)
+            cids = replicas._fetch_cids  # noqa: SLF001
+            for lead in leaders:
+                self.outstanding.setdefault((node, lead), deque()).append(cids[lead])
+            self.sent += len(leaders)
         elif kind == ISR:
             steady.isr_checked(replicas, at)
             if replicas._out.sends:  # noqa: SLF001
                 raise InexactWarp(f"broker {node}'s ISR check at {at} ms sent something")
 
+    def sent_by_node(self, node: int, dst: int, msg: Any) -> None:
+        """A node event's send: a replica fetch to another broker is outstanding."""
+        if dst in self.loops and type(getattr(msg, "body", None)).__name__ == "FetchRequest":
+            self.outstanding.setdefault((node, dst), deque()).append(msg.correlation_id)
+
+    def in_flight(self, pred_in_flight: list) -> None:
+        """Before the messages on their way at the horizon are handed back: the answers on
+        each follower's way answer its oldest outstanding fetches, the fetches on their way
+        are the newer ones."""
+        self._cursor = {}
+        for _at, _tie, _, kind, arg in pred_in_flight:
+            if kind == "ranswer":
+                key = (arg[0], arg[1])
+                self._cursor[("rfetch",) + key] = self._cursor.get(("rfetch",) + key, 0) + 1
+
     def replica_message(self, kind: str, follower: int, leader: int) -> Any:
-        """A held replica fetch (``rfetch``) or its answer (``ranswer``) still on its way at
-        the horizon, as the follower built the request and the leader answered it."""
-        f_replicas = self.procs[follower].machine.logic.replicas
-        cid = f_replicas._fetch_cids.get(leader)  # noqa: SLF001
-        if cid is None:
+        """A replica fetch (``rfetch``) or its answer (``ranswer``) still on its way at the
+        horizon (in arrival order): the one node code sent, from its link, or one a held
+        logic run sent, as the follower built the request and the leader answered it."""
+        key = (kind, follower, leader)
+        i = self._cursor.get(key, 0)
+        self._cursor[key] = i + 1
+        pending = self.outstanding.get((follower, leader), ())
+        if i >= len(pending):
             raise InexactWarp(f"a fetch from {follower} to {leader} is in flight, none sent")
+        cid = pending[i]
+        link = (follower, leader, None) if kind == "rfetch" else (leader, follower, None)
+        queue = self.queues.get(link)
+        if queue and queue[0].correlation_id == cid:
+            return queue.popleft()
+        f_replicas = self.procs[follower].machine.logic.replicas
         reps = [r for r in f_replicas.followed() if r.leader == leader]
         body = f_replicas._fetch_request(reps)  # noqa: SLF001
         if kind == "rfetch":

@@ -265,3 +265,26 @@ def test_held_replica_fetches_are_applied_and_leave_stepping_state(monkeypatch):
     # 3 brokers, each following 2 leaders, a fetch a second, over ~40 warped s
     assert seen["fetches_sent"] > 60 and seen["fetch_served"] > 120
     assert seen["fetch_answered"] > 120 and seen["isr_checked"] > 3
+
+
+@pytest.mark.parametrize("low, high", [(2, 700), (300, 700)])
+def test_slow_links_leave_fetch_answers_behind_as_stepping_does(low, high):
+    """On links slower than half ``replica.fetch.backoff.ms`` a follower's next fetch leaves
+    before the last one's answer comes, and the broker ignores that answer (its request id is
+    no longer the one in flight): the held answers do too, and the messages on their way at
+    the horizon keep their request ids."""
+    from kraft_testkit.sim import LinkProfile
+    from kraft_testkit.sim.link import Uniform
+
+    def run(fast_forward: bool) -> tuple[dict, Cluster]:
+        c = Cluster(3, 3, seed=low, fast_forward=fast_forward,
+                    link=LinkProfile(latency=Uniform(low, high)))
+        c.create_topic("t", 6, 3)
+        for ms in (20_000, 1_300, 25_000, 700, 13_000):  # stops with fetches on their way
+            c.run_for(ms)
+        return _quorum_state(c), c
+
+    stepped, _ = run(False)
+    warped, c = run(True)
+    assert c.fast_forward_stats["stretches"] >= 1
+    assert {k for k in stepped if stepped[k] != warped[k]} == set()
