@@ -169,7 +169,9 @@ def materialize_compact(warp: Any, pred: QuorumPrediction) -> None:
             queues.setdefault(key, deque()).append(msg)
             logic_held.sent_by_node(node, dst, msg)
     end = pred.horizon_ms - 1
-    bulk.sync(end)
+    # the model may stop at an event of the horizon's instant after leader events of that
+    # instant it computed (a NoOp, a drain): those are the stretch's too
+    bulk.sync(max([end, *pred.noops[-1:], *pred.drains[-1:]]))
     for node in followers:
         catch_up(node, len(pred.loops[node].held))
         if pred.loops[node].beats:

@@ -221,6 +221,10 @@ class FastBrokers:
                 if key < low:
                     low, first = key, fb
             self.fast_next = low
+            if heap:  # a lean park may have moved the leader's timer into the heap before it
+                top = heap[0][0] << 32 | heap[0][1]
+                if top < self.fast_limit:
+                    self.fast_limit = top
             if low >= self.fast_limit:
                 return True
             # the earliest event is not lean (its logic acts, or something else is due at the

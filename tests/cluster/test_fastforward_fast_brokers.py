@@ -254,3 +254,16 @@ def test_a_planted_bug_in_the_fast_heartbeats_is_caught(monkeypatch):
     monkeypatch.setattr(FastBeats, "_beat_lean", planted)
     with pytest.raises(AssertionError):
         random_walk(0, points=6)
+
+
+def test_a_lean_park_that_moves_the_leaders_timer_keeps_the_order():
+    """With a NoOp interval longer than the fetch max wait, a parked fetch's max wait is the
+    leader's next wake-up: a lean park moves the leader's timer into the heap, before events
+    the pass had left for full runs; the model runs it first (it ran a heartbeat 300 ms after
+    it, before the fix)."""
+    c = Cluster(3, 3, seed=96, link=LinkProfile(latency=Uniform(1, 40)),
+                configs={"metadata.max.idle.interval.ms": 2000,
+                         "replica.lag.time.max.ms": 2000})
+    c.run_for(3_000)
+    seen = _walk(c, 96, points=25)
+    assert seen["used"] > 0

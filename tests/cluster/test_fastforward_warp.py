@@ -256,3 +256,26 @@ def test_the_cleaners_are_stepped_right_after_a_stretch_without_another_model_ru
     assert stats["stretches"] >= 3
     assert not any(k.startswith("fallback: horizon (log cleaner") for k in stats)
     assert len(runs) - before <= stats["stretches"] + 2
+
+
+def test_a_stretch_that_stops_at_the_noops_instant_keeps_the_noop():
+    """With a short Raft fetch timeout, slow links and a long NoOp interval a follower's own
+    timer can stop the model at the very instant of the leader's NoOp, after the leader's
+    event there (a smaller tie): that NoOp is the stretch's, and is written there (it was
+    lost, and written late by the next stretch, before the fix)."""
+    from kraft_testkit.sim import LinkProfile
+    from kraft_testkit.sim.link import Uniform
+
+    def run(fast_forward: bool) -> tuple[dict, Cluster]:
+        c = Cluster(3, 4, seed=173, fast_forward=fast_forward,
+                    link=LinkProfile(latency=Uniform(2, 300)),
+                    configs={"metadata.max.idle.interval.ms": 2000,
+                             "controller.quorum.fetch.timeout.ms": 1000})
+        c.create_topic("t", 4, 3)
+        c.run_for(30_000)
+        return _quorum_state(c), c
+
+    stepped, _ = run(False)
+    warped, c = run(True)
+    assert c.fast_forward_stats["stretches"] >= 5
+    assert {k for k in stepped if stepped[k] != warped[k]} == set()
