@@ -2,7 +2,7 @@
 
 ``python benchmarks/config_sweep.py --seeds 0:100``: for each seed one or two of the settings
 below (heartbeat interval, replica fetch backoff, NoOp interval, replica lag, session
-timeout, Raft fetch timeout), links of 1-5 ms to 2-300 ms, 3 + 3..6 nodes, a topic of
+timeout, Raft fetch timeout, snapshots by interval or by bytes), links of 1-5 ms to 2-300 ms, 3 + 3..6 nodes, a topic of
 replication factor 1-3 or none, five ``run_for`` calls of 0.3-25 virtual s; every node's
 files, images, Raft and broker state, timers, links and network counters compared
 (``test_fastforward_warp._quorum_state``). A seed whose stepped run itself ends without an
@@ -34,6 +34,8 @@ SETTINGS = (
     {"metadata.max.idle.interval.ms": 200}, {"metadata.max.idle.interval.ms": 2000},
     {"replica.lag.time.max.ms": 2000}, {"broker.session.timeout.ms": 4000},
     {"controller.quorum.fetch.timeout.ms": 1000},
+    {"metadata.log.max.snapshot.interval.ms": 15_000},
+    {"metadata.log.max.record.bytes.between.snapshots": 4_000},
 )
 LATENCIES = (Uniform(1, 5), Uniform(1, 40), Uniform(2, 300), Fixed(3))
 
