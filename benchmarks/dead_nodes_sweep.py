@@ -6,7 +6,8 @@ controller kills (the active one or a follower), broker kills, restarts of whate
 topic creations (RF 1-3) and idle stretches of 0.8-45 virtual s on 3 + 3..5, stepped and with
 ``fast_forward=True``; after every step the replica state of
 tests/cluster/test_fastforward_replicas.py and the network's sent, delivered, vanished and
-dropped counts are compared. Prints the seeds that differ (none expected), the virtual ms
+dropped counts are compared; ``--settings``: each seed on the links and with one or two of the
+settings of config_sweep.py. Prints the seeds that differ (none expected), the virtual ms
 warped and the cpu of each mode.
 """
 
@@ -24,10 +25,27 @@ sys.path.insert(0, str(ROOT / "tests" / "cluster"))
 from test_fastforward_dead_nodes import schedule  # noqa: E402
 
 
+def settings(seed: int) -> dict:
+    """``--settings``: the seed's links and one or two settings of config_sweep.py."""
+    import random
+
+    from config_sweep import LATENCIES, SETTINGS
+
+    from kraft_testkit.sim import LinkProfile
+    rnd = random.Random(-1 - seed)
+    configs = dict(rnd.choice(SETTINGS))
+    if rnd.random() < 0.5:
+        configs.update(rnd.choice(SETTINGS))
+    return {"configs": configs, "link": LinkProfile(latency=rnd.choice(LATENCIES))}
+
+
 def main() -> int:
     p = argparse.ArgumentParser()
     p.add_argument("--seeds", default="0:200")
+    p.add_argument("--settings", action="store_true",
+                   help="each seed with links and settings of config_sweep.py")
     args = p.parse_args()
+    sys.path.insert(0, str(ROOT / "benchmarks"))
     lo, hi = map(int, args.seeds.split(":"))
     bad, warped, cpu = [], 0, {False: 0.0, True: 0.0}
     for seed in range(lo, hi):
@@ -35,7 +53,7 @@ def main() -> int:
         for ff in (False, True):
             t = time.process_time()
             try:
-                out[ff] = schedule(seed, ff)
+                out[ff] = schedule(seed, ff, **(settings(seed) if args.settings else {}))
             except Exception as e:  # noqa: BLE001 - the same failure in both modes is equal
                 # (its first line: the trace lines after it differ between modes by design)
                 out[ff] = ((type(e).__name__, str(e).splitlines()[0]), 0)

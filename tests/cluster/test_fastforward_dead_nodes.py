@@ -172,15 +172,16 @@ def test_a_lease_expiry_test_warps_to_the_lease_end():
     assert c.fast_forward_stats["virtual ms warped"] > 5_000
 
 
-def schedule(seed: int, fast_forward: bool) -> tuple[list, int]:
+def schedule(seed: int, fast_forward: bool, **cluster: object) -> tuple[list, int]:
     """A random schedule (benchmarks/dead_nodes_sweep.py runs it over many seeds) on 3 + 3..5:
     the active controller or a follower voter killed (one controller down at a time), brokers
     killed, whatever is down started again, topics of RF 1-3, idle stretches of 0.8-45
     virtual s; after every step the replica state of test_fastforward_replicas.py and the
-    network's counters. Returns them and the virtual ms warped."""
+    network's counters. Returns them and the virtual ms warped. ``cluster``: more
+    ``Cluster`` arguments (links, settings)."""
     r = random.Random(seed)
     brokers = r.choice([3, 4, 5])
-    c = Cluster(3, brokers, seed=seed, fast_forward=fast_forward)
+    c = Cluster(3, brokers, seed=seed, fast_forward=fast_forward, **cluster)
     c.run_for(8_000)
     c.create_topic("a", partitions=r.randint(1, 6), replication_factor=r.choice([1, 2, 3]))
     states = []
