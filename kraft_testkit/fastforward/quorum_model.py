@@ -178,7 +178,7 @@ class _Model(LeaderEvents, FollowerLoops, ReplicaLoops, DeadVoter, FastBrokers, 
         self.leader_wakes: tuple[int, int, int] | None = None
         self.compact = False
         self.follower_fetches = self.follower_answers = self.omitted = 0
-        self.budget_end = raft.hw + self._noop_budget()
+        self.budget_end = self._noop_budget_end()
         # the controller's other tasks (all at or past the horizon): part of its wake-up
         self.other_dues = min([ctrl.soft[k] for k in ("tokens.next_check_ms", "balance.next_ms",
                                                      "unclean.next_ms") if k in ctrl.soft],
@@ -204,15 +204,17 @@ class _Model(LeaderEvents, FollowerLoops, ReplicaLoops, DeadVoter, FastBrokers, 
         self.pred.begin_to = self.begin_to
         heapq.heapify(self.heap)
 
-    def _noop_budget(self) -> int:
-        """NoOps every node can commit before a snapshot by bytes falls due."""
-        budget = NEVER
+    def _noop_budget_end(self) -> int:
+        """The log end up to which every node can commit NoOps before a snapshot by bytes
+        falls due on it (each from its own high watermark: a node that lags commits more)."""
+        end = NEVER
         for n in self.c.roles:
             node = self.c.controller_node(n)
             if node is not None:
                 gen = node.snapshots
-                budget = min(budget, (gen.max_bytes - gen.bytes_since - 1) // NOOP_BATCH_BYTES)
-        return budget
+                room = (gen.max_bytes - gen.bytes_since - 1) // NOOP_BATCH_BYTES
+                end = min(end, node.raft.hw + room)
+        return end
 
     # ------------------------------------------------------------------ running
 
