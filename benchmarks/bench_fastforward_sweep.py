@@ -3,7 +3,8 @@
 ``python benchmarks/bench_fastforward_sweep.py --seeds 10:30 --brokers 4 10``: for each seed
 and cluster shape, the scenario of tests/cluster/test_fastforward_differential.py (faults and
 admin requests around idle stretches) stepped and with ``fast_forward=True``; prints the seeds
-whose states differ (none expected), how many fetches were computed, and the cpu of each mode.
+whose states differ (none expected), how many fetches were computed, and the cpu of each mode;
+``--settings``: each seed on the links and with one or two settings of config_sweep.py.
 """
 
 from __future__ import annotations
@@ -25,7 +26,11 @@ def main() -> int:
     p = argparse.ArgumentParser()
     p.add_argument("--seeds", default="10:30")
     p.add_argument("--brokers", type=int, nargs="+", default=[4, 10])
+    p.add_argument("--settings", action="store_true",
+                   help="each seed on the links and with settings of config_sweep.py")
     args = p.parse_args()
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from dead_nodes_sweep import settings
     lo, hi = map(int, args.seeds.split(":"))
     totals: collections.Counter = collections.Counter()
     bad = []
@@ -35,7 +40,8 @@ def main() -> int:
             states = {}
             for ff in (False, True):
                 t = time.process_time()
-                states[ff], c = scenario._scenario(seed, brokers, ff)
+                states[ff], c = scenario._scenario(
+                    seed, brokers, ff, **(settings(seed) if args.settings else {}))
                 totals.update(c.fast_forward_stats)
                 cpu[ff] += time.process_time() - t
             if states[False] != states[True]:
