@@ -456,3 +456,18 @@ def test_a_snapshot_leaves_the_shared_noop_batches_shared() -> None:
     one, two = (dict(zip(log.bases, log.batches)) for log in logs[:2])
     assert any(one[base] is two.get(base) for base in one
                if type(one[base]) is not SettledBatch and base < logs[0].settled)
+
+
+def test_a_late_noop_is_taken_and_sets_the_next_one():
+    """The controller's NoOp task runs in the leader's first event from its due instant on, so
+    a NoOp may come late (never early): the run takes it, and the next is due an interval
+    after it."""
+    _, b = _twins(7, 1)
+    leader = b.active_controller.id
+    qc = b.sim.process(leader).machine.controller
+    last = qc.soft["noop.last_ms"]
+    late = last + 500 + 24
+    append_leader_noops(b.sim.process(leader), [late])
+    assert qc.soft["noop.last_ms"] == late
+    with pytest.raises(InexactFastForward, match="next is due"):
+        append_leader_noops(b.sim.process(leader), [late + 499])
