@@ -71,6 +71,14 @@ class FollowerState:
         self.broker_epoch: int | None = None
         """From its last fetch's ReplicaState (None: no fetch since this broker became leader)."""
 
+    def fetched(self, epoch: int, now_ms: int) -> None:
+        """It fetched at ``now_ms`` (from its broker epoch ``epoch``): an idle partition's
+        follower is caught up at every fetch."""
+        self.last_fetch_ms = now_ms
+        if now_ms > self.last_caught_up_ms:
+            self.last_caught_up_ms = now_ms
+        self.broker_epoch = epoch
+
     def reset(self, now_ms: int, in_sync: bool, new_leader: bool) -> None:
         self.last_caught_up_ms = now_ms if in_sync else 0
         if new_leader:
@@ -220,11 +228,21 @@ class ReplicaManager:
         if not self.active:
             return
         if self._next_fetch_ms is not None and now_ms >= self._next_fetch_ms:
-            self._next_fetch_ms = now_ms + max(1, self.config.replica_fetch_backoff_ms)
-            self._send_fetches()
+            self.fetch_round(now_ms)
         if self._next_isr_check_ms is not None and now_ms >= self._next_isr_check_ms:
-            self._next_isr_check_ms = now_ms + self._isr_check_interval()
-            self.maybe_shrink_isr(now_ms)
+            self.isr_check(now_ms)
+
+    def fetch_round(self, now_ms: int, queue: bool = True) -> list[int]:
+        """A due replica fetch: the next one's instant, one request per leader broker, each
+        queued on the outbox (``queue=False``: only its id counted, for the idle warp's held
+        events, broker/steady_replicas.py); returns those leaders."""
+        self._next_fetch_ms = now_ms + max(1, self.config.replica_fetch_backoff_ms)
+        return self._send_fetches(queue)
+
+    def isr_check(self, now_ms: int) -> None:
+        """A due ISR check (Kafka runs it every replica.lag.time.max.ms / 2)."""
+        self._next_isr_check_ms = now_ms + self._isr_check_interval()
+        self.maybe_shrink_isr(now_ms)
 
     def next_deadline(self) -> int | None:
         if not self.active:
@@ -339,17 +357,21 @@ class ReplicaManager:
 
     # ------------------------------------------------------------------ follower side
 
-    def _send_fetches(self) -> None:
+    def _send_fetches(self, queue: bool = True) -> list[int]:
         if not self.replicas:  # hosts nothing (most idle brokers): no fetch, nothing to keep
             if self._fetch_cids:
                 self._fetch_cids = {}
-            return
+            return []
         by_leader: dict[int, list[LocalReplica]] = {}
         for rep in self.followed():
             by_leader.setdefault(rep.leader, []).append(rep)
         self._fetch_cids = {k: v for k, v in self._fetch_cids.items() if k in by_leader}
-        for leader, reps in sorted(by_leader.items()):
-            self._fetch_cids[leader] = self._out.request(leader, self._fetch_request(reps))
+        leaders = sorted(by_leader)
+        out = self._out
+        for leader in leaders:
+            self._fetch_cids[leader] = out.request(
+                leader, self._fetch_request(by_leader[leader])) if queue else out.next_cid()
+        return leaders
 
     def _fetch_request(self, reps: list[LocalReplica]) -> Any:
         # Rebuilt for every fetch (the offsets it sends are constant): the same inputs, the
@@ -424,9 +446,7 @@ class ReplicaManager:
         follower = rep.followers.get(rid)
         if follower is None:
             return E.UNKNOWN_LEADER_EPOCH if requested >= 0 else E.NOT_LEADER_OR_FOLLOWER
-        follower.last_fetch_ms = now_ms
-        follower.last_caught_up_ms = max(follower.last_caught_up_ms, now_ms)
-        follower.broker_epoch = epoch
+        follower.fetched(epoch, now_ms)
         self._maybe_expand_isr(rep, follower, now_ms)
         return E.NONE
 

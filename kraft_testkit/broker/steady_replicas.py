@@ -18,16 +18,9 @@ from typing import Any
 
 
 def fetches_sent(replicas: Any, now_ms: int) -> list[int]:
-    """``tick`` at a due replica fetch: the next fetch's instant, one request id per leader
-    broker (in ``_send_fetches``' order, kept in ``_fetch_cids``); returns the leaders."""
-    replicas._next_fetch_ms = now_ms + max(1, replicas.config.replica_fetch_backoff_ms)
-    leaders = sorted({r.leader for r in replicas.followed()})
-    cids = {k: v for k, v in replicas._fetch_cids.items() if k in leaders}
-    out = replicas._out
-    for leader in leaders:
-        cids[leader] = out.next_cid()
-    replicas._fetch_cids = cids
-    return leaders
+    """``tick`` at a due replica fetch, the requests' ids counted but not queued
+    (``ReplicaManager.fetch_round``); returns the leader brokers."""
+    return replicas.fetch_round(now_ms, queue=False)
 
 
 def fetch_served(replicas: Any, follower: int, epoch: int, now_ms: int) -> None:
@@ -35,14 +28,10 @@ def fetch_served(replicas: Any, follower: int, epoch: int, now_ms: int) -> None:
     every partition led here that it follows (the answer is the caller's to count)."""
     me = replicas.broker_id
     for rep in replicas.replicas.values():
-        if rep.leader != me:
-            continue
-        state = rep.followers.get(follower)
-        if state is not None:
-            state.last_fetch_ms = now_ms
-            if now_ms > state.last_caught_up_ms:
-                state.last_caught_up_ms = now_ms
-            state.broker_epoch = epoch
+        if rep.leader == me:
+            state = rep.followers.get(follower)
+            if state is not None:
+                state.fetched(epoch, now_ms)
 
 
 def fetch_answered(replicas: Any, leader: int, cid: int, now_ms: int) -> bool:
@@ -60,5 +49,4 @@ def fetch_answered(replicas: Any, leader: int, cid: int, now_ms: int) -> bool:
 
 def isr_checked(replicas: Any, now_ms: int) -> None:
     """``tick`` at a due ISR check (in the steady state it shrinks nothing)."""
-    replicas._next_isr_check_ms = now_ms + replicas._isr_check_interval()
-    replicas.maybe_shrink_isr(now_ms)
+    replicas.isr_check(now_ms)
