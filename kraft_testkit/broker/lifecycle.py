@@ -48,6 +48,9 @@ from .state import REPLICA_STATES, BrokerState
 E = ErrorCode
 _REG: Any = M.BrokerRegistrationRequest
 _HB: Any = M.BrokerHeartbeatRequest
+#: the controller's answer to a steady broker's heartbeat (``steady_answer``)
+_STEADY_ANSWER: Any = M.BrokerHeartbeatResponse(error_code=ErrorCode.NONE, is_caught_up=True,
+                                                is_fenced=False, should_shut_down=False)
 
 STARTING_HEARTBEAT_MS = 10
 """Kafka heartbeats 10 ms after a STARTING answer, so a broker with nothing to recover starts fast."""
@@ -272,18 +275,13 @@ class Lifecycle:
         the idle warp holds such heartbeats and builds none of them
         (fastforward/held_events.py; tests/broker/test_broker_steady_heartbeats.py)."""
         self._next_comm_ms = None
-        body = self._heartbeat_body(metadata_offset)
-        self._inflight = _InFlight(_HB, body, self._out.next_cid(), self.controller_id,
-                                   now_ms + self.request_timeout_ms)
+        self._send(_HB, self._heartbeat_body(metadata_offset), now_ms, queue=False)
 
     def steady_answer(self, now_ms: int) -> None:
         """:meth:`on_response` of the controller's error-free, unfenced answer to the heartbeat
         in flight of a :meth:`steady` broker (the idle warp's held heartbeats)."""
         self._inflight = None
-        self._failed_attempts = 0
-        self._last_contact_ms = now_ms
-        self.fenced = False
-        self._schedule(now_ms, self.config.broker_heartbeat_interval_ms)
+        self._on_heartbeat_response(_STEADY_ANSWER, now_ms)
 
     @property
     def last_contact_ms(self) -> int | None:
@@ -326,12 +324,14 @@ class Lifecycle:
             previous_broker_epoch=self.previous_broker_epoch,
         )
 
-    def _send(self, kind: type, body: Any, now_ms: int) -> None:
+    def _send(self, kind: type, body: Any, now_ms: int, queue: bool = True) -> None:
+        """``queue=False``: the request's id counted but the request not queued (the idle
+        warp's held heartbeats)."""
         deadline = now_ms + self.request_timeout_ms
         if self.controller_id is None:  # queued until a controller is known, or times out
             self._inflight = _InFlight(kind, body, None, None, deadline)
             return
-        cid = self._out.request(self.controller_id, body)
+        cid = self._out.request(self.controller_id, body) if queue else self._out.next_cid()
         self._inflight = _InFlight(kind, body, cid, self.controller_id, deadline)
 
     def _schedule(self, now_ms: int, delay_ms: int) -> None:
