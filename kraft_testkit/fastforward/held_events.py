@@ -62,18 +62,16 @@ class HeldEvents:
         #: leader whose answers have not reached it, in the order sent (on slow links a fetch
         #: can leave before the last one's answer came: that answer is then ignored)
         self.outstanding: dict[tuple[int, int], deque] = {}
-        for (src, dst, channel), queue in queues.items():  # what was on its way at the start
-            if channel is None and src in loops and dst in loops:
-                for msg in queue:
-                    if type(msg.body).__name__ == "FetchResponse":  # answers the older ones
-                        self.outstanding.setdefault((dst, src), deque()).append(
-                            msg.correlation_id)
-        for (src, dst, channel), queue in queues.items():
-            if channel is None and src in loops and dst in loops:
-                for msg in queue:
-                    if type(msg.body).__name__ == "FetchRequest":
-                        self.outstanding.setdefault((src, dst), deque()).append(
-                            msg.correlation_id)
+        # what was on its way at the start: the answers answer older fetches than those
+        # still on their way to the leader
+        for kind, follower_is_src in (("FetchResponse", False), ("FetchRequest", True)):
+            for (src, dst, channel), queue in queues.items():
+                if channel is None and src in loops and dst in loops:
+                    pair = (src, dst) if follower_is_src else (dst, src)
+                    for msg in queue:
+                        if type(msg.body).__name__ == kind:
+                            self.outstanding.setdefault(pair, deque()).append(
+                                msg.correlation_id)
         self._cursor: dict[tuple, int] = {}  # the in-flight messages at the horizon
 
     def catch_up(self, node: int, upto: int) -> None:
@@ -133,9 +131,9 @@ class HeldEvents:
             # code built it; where a held logic run sent it, the head can only be a request
             # node code sent later (one fetch in flight per leader makes that rare), taken
             # early with the same epoch
-            queue = self.queues.get((peer, node, None))
-            if queue and type(queue[0].body).__name__ == "FetchRequest":
-                epoch = queue.popleft().body.replica_state.replica_epoch
+            msg = self._take_head(peer, node, "FetchRequest")
+            if msg is not None:
+                epoch = msg.body.replica_state.replica_epoch
             else:
                 epoch = self.procs[peer].machine.logic.lifecycle.broker_epoch
             steady.fetch_served(replicas, peer, epoch, at)
@@ -143,9 +141,7 @@ class HeldEvents:
             self.sent += 1  # the answer
             self.delivered += 1
         elif kind == RANSWER:
-            queue = self.queues.get((peer, node, None))
-            if queue:
-                queue.popleft()  # sent before the stretch
+            self._take_head(peer, node, "FetchResponse")  # sent before the stretch
             pending = self.outstanding.get((node, peer))
             if not pending:
                 raise InexactWarp(f"broker {node} gets a fetch answer from {peer} at {at} ms "
@@ -163,6 +159,15 @@ class HeldEvents:
             if replicas._out.sends:  # noqa: SLF001
                 raise InexactWarp(f"broker {node}'s ISR check at {at} ms sent something")
 
+    def _take_head(self, src: int, dst: int, kind: str) -> Any:
+        """The replica link's first message where it is of ``kind`` (a FetchRequest or
+        FetchResponse: a link carries both where each broker leads for the other), else
+        None."""
+        queue = self.queues.get((src, dst, None))
+        if queue and type(queue[0].body).__name__ == kind:
+            return queue.popleft()
+        return None
+
     def sent_by_node(self, node: int, dst: int, msg: Any) -> None:
         """A node event's send: a replica fetch to another broker is outstanding."""
         if dst in self.loops and type(getattr(msg, "body", None)).__name__ == "FetchRequest":
@@ -172,11 +177,12 @@ class HeldEvents:
         """Before the messages on their way at the horizon are handed back: the answers on
         each follower's way answer its oldest outstanding fetches, the fetches on their way
         are the newer ones."""
-        self._cursor = {}
+        cursor: dict[tuple, int] = {}
         for _at, _tie, _, kind, arg in pred_in_flight:
-            if kind == "ranswer":
-                key = (arg[0], arg[1])
-                self._cursor[("rfetch",) + key] = self._cursor.get(("rfetch",) + key, 0) + 1
+            if kind == "ranswer":  # (follower, leader): the fetches start past its answers
+                key = ("rfetch", arg[0], arg[1])
+                cursor[key] = cursor.get(key, 0) + 1
+        self._cursor = cursor
 
     def replica_message(self, kind: str, follower: int, leader: int) -> Any:
         """A replica fetch (``rfetch``) or its answer (``ranswer``) still on its way at the
@@ -201,6 +207,7 @@ class HeldEvents:
         at = self.served.get((leader, follower))
         if at is None:
             raise InexactWarp(f"an answer from {leader} to {follower} is in flight, none served")
+        # served again at its last serving instant: the follower's record does not move
         answer = self.procs[leader].machine.logic.replicas.handle_fetch(body, at)
         return rpc.response(cid, answer)
 
@@ -212,7 +219,7 @@ class HeldEvents:
         return rpc.request(f.cid, f.body)
 
     def settle(self, node: int, armed: dict, changed: set) -> None:
-        """After the stretch's last event of a broker with held heartbeat events: its replica
+        """After the stretch's last event of a broker with held events: its replica
         manager's instants where the model's ticks left them, its clock at its last event, its
         logic's wake-up and its timer."""
         machine = self.procs[node].machine
