@@ -30,7 +30,7 @@ def main() -> int:
                    help="each seed on the links and with settings of config_sweep.py")
     args = p.parse_args()
     sys.path.insert(0, str(ROOT / "benchmarks"))
-    from dead_nodes_sweep import settings
+    from config_sweep import settings
     lo, hi = map(int, args.seeds.split(":"))
     totals: collections.Counter = collections.Counter()
     bad = []

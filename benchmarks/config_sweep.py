@@ -40,14 +40,24 @@ SETTINGS = (
 LATENCIES = (Uniform(1, 5), Uniform(1, 40), Uniform(2, 300), Fixed(3))
 
 
-def scenario(seed: int, fast_forward: bool) -> tuple[dict, Cluster, dict]:
-    rnd = random.Random(seed)
+def draw(rnd: random.Random) -> dict:
+    """One or two of ``SETTINGS`` and one of ``LATENCIES``, as ``Cluster`` arguments."""
     configs = dict(rnd.choice(SETTINGS))
     if rnd.random() < 0.5:
         configs.update(rnd.choice(SETTINGS))
-    latency = rnd.choice(LATENCIES)
-    c = Cluster(3, rnd.randint(3, 6), seed=seed, fast_forward=fast_forward,
-                link=LinkProfile(latency=latency), configs=configs)
+    return {"configs": configs, "link": LinkProfile(latency=rnd.choice(LATENCIES))}
+
+
+def settings(seed: int) -> dict:
+    """The other sweeps' ``--settings``: the seed's draw, apart from its draws here."""
+    return draw(random.Random(-1 - seed))
+
+
+def scenario(seed: int, fast_forward: bool) -> tuple[dict, Cluster, dict]:
+    rnd = random.Random(seed)
+    cluster = draw(rnd)
+    configs = cluster["configs"]
+    c = Cluster(3, rnd.randint(3, 6), seed=seed, fast_forward=fast_forward, **cluster)
     if rnd.random() < 0.7:
         c.create_topic("t", 4, rnd.randint(1, 3))
     for _ in range(5):

@@ -25,20 +25,6 @@ sys.path.insert(0, str(ROOT / "tests" / "cluster"))
 from test_fastforward_dead_nodes import schedule  # noqa: E402
 
 
-def settings(seed: int) -> dict:
-    """``--settings``: the seed's links and one or two settings of config_sweep.py."""
-    import random
-
-    from config_sweep import LATENCIES, SETTINGS
-
-    from kraft_testkit.sim import LinkProfile
-    rnd = random.Random(-1 - seed)
-    configs = dict(rnd.choice(SETTINGS))
-    if rnd.random() < 0.5:
-        configs.update(rnd.choice(SETTINGS))
-    return {"configs": configs, "link": LinkProfile(latency=rnd.choice(LATENCIES))}
-
-
 def main() -> int:
     p = argparse.ArgumentParser()
     p.add_argument("--seeds", default="0:200")
@@ -46,6 +32,7 @@ def main() -> int:
                    help="each seed with links and settings of config_sweep.py")
     args = p.parse_args()
     sys.path.insert(0, str(ROOT / "benchmarks"))
+    from config_sweep import settings
     lo, hi = map(int, args.seeds.split(":"))
     bad, warped, cpu = [], 0, {False: 0.0, True: 0.0}
     for seed in range(lo, hi):
