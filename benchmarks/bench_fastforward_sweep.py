@@ -9,29 +9,22 @@ whose states differ (none expected), how many fetches were computed, and the cpu
 
 from __future__ import annotations
 
-import argparse
 import collections
-import sys
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests" / "cluster"))
+from sweeps import bounds, parser  # (and this checkout and its cluster tests importable)
 
 import test_fastforward_differential as scenario  # noqa: E402
 
 
 def main() -> int:
-    p = argparse.ArgumentParser()
-    p.add_argument("--seeds", default="10:30")
+    p = parser("10:30")
     p.add_argument("--brokers", type=int, nargs="+", default=[4, 10])
     p.add_argument("--settings", action="store_true",
                    help="each seed on the links and with settings of config_sweep.py")
     args = p.parse_args()
-    sys.path.insert(0, str(ROOT / "benchmarks"))
     from config_sweep import settings
-    lo, hi = map(int, args.seeds.split(":"))
+    lo, hi = bounds(args.seeds)
     totals: collections.Counter = collections.Counter()
     bad = []
     cpu = {False: 0.0, True: 0.0}

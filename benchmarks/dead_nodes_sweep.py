@@ -13,27 +13,20 @@ warped and the cpu of each mode.
 
 from __future__ import annotations
 
-import argparse
-import sys
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests" / "cluster"))
+from sweeps import bounds, parser  # (and this checkout and its cluster tests importable)
 
 from test_fastforward_dead_nodes import schedule  # noqa: E402
 
 
 def main() -> int:
-    p = argparse.ArgumentParser()
-    p.add_argument("--seeds", default="0:200")
+    p = parser("0:200")
     p.add_argument("--settings", action="store_true",
                    help="each seed with links and settings of config_sweep.py")
     args = p.parse_args()
-    sys.path.insert(0, str(ROOT / "benchmarks"))
     from config_sweep import settings
-    lo, hi = map(int, args.seeds.split(":"))
+    lo, hi = bounds(args.seeds)
     bad, warped, cpu = [], 0, {False: 0.0, True: 0.0}
     for seed in range(lo, hi):
         out = {}

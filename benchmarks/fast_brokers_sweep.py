@@ -13,27 +13,22 @@ them, ``fastforward/fast_beats.py``).
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests" / "cluster"))
+from sweeps import bounds, parser  # (and this checkout and its cluster tests importable)
 
 from test_fastforward_fast_brokers import random_walk  # noqa: E402
 
 
 def main() -> int:
-    p = argparse.ArgumentParser()
-    p.add_argument("--seeds", default="0:200")
+    p = parser("0:200")
     p.add_argument("--points", type=int, default=20)
     p.add_argument("--replicated", action="store_true",
                    help="always a topic of replication factor 2-3 (the brokers fetch from "
                         "each other)")
     args = p.parse_args()
-    lo, hi = map(int, args.seeds.split(":"))
+    lo, hi = bounds(args.seeds)
     bad, used, loops, beats = [], 0, 0, 0
     t = time.process_time()
     for seed in range(lo, hi):

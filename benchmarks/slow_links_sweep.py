@@ -11,15 +11,11 @@ seeds that differ (none expected) and how many stretches were warped.
 
 from __future__ import annotations
 
-import argparse
 import random
 import sys
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests" / "cluster"))
+from sweeps import bounds, parser  # (and this checkout and its cluster tests importable)
 
 from kraft_testkit.cluster import Cluster  # noqa: E402
 from kraft_testkit.sim import LinkProfile  # noqa: E402
@@ -40,10 +36,9 @@ def scenario(seed: int, fast_forward: bool) -> tuple[dict, Cluster]:
 
 
 def main() -> int:
-    p = argparse.ArgumentParser()
-    p.add_argument("--seeds", default="0:100")
+    p = parser("0:100")
     args = p.parse_args()
-    lo, hi = map(int, args.seeds.split(":"))
+    lo, hi = bounds(args.seeds)
     bad, stretches = [], 0
     t = time.process_time()
     for seed in range(lo, hi):
