@@ -1,15 +1,16 @@
-"""The brokers' metadata fetch loops in a compact prediction, out of the model's heap.
+"""The followers' metadata fetch loops in a compact prediction, out of the model's heap.
 
-Most of an idle cluster's events are the brokers' fetch loops with the active controller: an
-answer reaches the broker (it appends, learns the high watermark and fetches again in the same
-event), the fetch reaches the leader and is parked until the next drain or high-watermark move.
-In a compact prediction neither event is kept (the answer joins ``Loop.held``, the fetch only
-moves the leader's record of the broker), so the model only has to get their instants and what
-they carry right. Here each broker's loop (a :class:`FastLoop`: a broker on Fixed or Uniform
-links) has exactly one thing pending, an answer on its way, a fetch on its way
-or a fetch parked at the leader, and is advanced *leanly* (a few assignments and the link's two
-draws per message, no heap entry, no event object) up to the model's next heap event, as long
-as nothing else can happen at that instant:
+Most of an idle cluster's events are the followers' fetch loops with the active controller: an
+answer reaches the broker or voter (it appends, learns the high watermark and fetches again in
+the same event), the fetch reaches the leader and is parked until the next drain or
+high-watermark move. In a compact prediction neither event is kept (the answer joins
+``Loop.held``, the fetch only moves the leader's record of the follower), so the model only
+has to get their instants and what they carry right. Here each follower's loop (a
+:class:`FastLoop`: a voter or broker on Fixed or Uniform links) has exactly one thing pending,
+an answer on its way, a fetch on its way or a fetch parked at the leader, and is advanced
+*leanly* (a few assignments and the link's two draws per message, no heap entry, no event
+object) up to the model's next heap event, as long as nothing else can happen at that instant
+(a quiet broker's heartbeats are a second stream of its loop: ``fast_beats.py``):
 
 - a fetch is lean before the leader's next wake-up instant (its one timer: a drain, the NoOp
   task, a parked fetch's max wait, check-quorum, a lease, a dead voter's request), where the
@@ -18,7 +19,13 @@ as nothing else can happen at that instant:
 - an answer is lean before the broker's logic wakes (a due heartbeat leaves in the first event
   its logic runs in; a heartbeat in flight times out; a replica fetch or an ISR check that can
   act is due: the replica messages between brokers stay heap events), and before its Raft
-  fetch timeout (unreachable: the loop is fast only where an answer always comes sooner).
+  fetch timeout (unreachable: the loop is fast only where an answer always comes sooner);
+- a voter's fetch is lean only where it is parked and cannot move the high watermark; any
+  other voter fetch may wake every parked fetch, so it ends the lean window, and so does the
+  fetch a voter's answer with new records brings (``_voter_bounds``; the voters' loops go first
+  in each pass, so a lean answer's fetch lowers the window before any other loop passes it);
+- a lean park whose max wait becomes the leader's next wake-up moves its timer into the heap:
+  the window ends there, and the pass looks at the heap again before any full event.
 
 Anything else, the earliest first, runs as the full event of the model
 (``quorum_model._at_leader``, ``follower_model._at_follower``, ``replica_loops._at_replica``),
