@@ -14,6 +14,9 @@ from kraft_testkit.fastforward.replica_loops import REPLICA_KINDS, in_order
 from kraft_testkit.metadata.snapshot_generator import BATCH_OVERHEAD, RECORD_OVERHEAD
 from kraft_testkit.sim.node import NEVER
 
+#: the horizon's reason where the log cleaners run (once a minute, every node at once): the
+#: warp steps through them right after the stretch (warp.QuorumWarp.warp_once)
+CLEANER = "log cleaner"
 # a NoOpRecord's value: frame version, type 20, version 0, empty tagged fields (4 bytes)
 NOOP_BATCH_BYTES = BATCH_OVERHEAD + RECORD_OVERHEAD + 4
 
@@ -147,7 +150,7 @@ def horizon_of(cluster: Any, leader: int, until_ms: int) -> tuple[int, str]:
         if node is None:
             continue
         if node.raft._clean_at < best:  # noqa: SLF001
-            best, why = node.raft._clean_at, f"log cleaner on {n}"  # noqa: SLF001
+            best, why = node.raft._clean_at, f"{CLEANER} on {n}"  # noqa: SLF001
         gen = node.snapshots
         if gen.max_interval_ms and gen.last_ms is not None and \
                 gen.last_ms + gen.max_interval_ms < best:

@@ -41,6 +41,7 @@ from kraft_testkit.fastforward.broker_runs import AnswerRun, SharedRun
 from kraft_testkit.fastforward.bulk import InexactFastForward
 from kraft_testkit.fastforward.follower_model import _channel
 from kraft_testkit.fastforward.observer_loop import NotModelled
+from kraft_testkit.fastforward.prediction import CLEANER
 from kraft_testkit.fastforward.quorum_model import QuorumPrediction, predict_quorum
 from kraft_testkit.fastforward.replica_loops import route
 from kraft_testkit.sim.disk import write_all
@@ -114,7 +115,7 @@ class QuorumWarp:
         self._count("stretches")
         self._count("events computed", len(pred.events) + pred.omitted)
         self._count("virtual ms warped", pred.horizon_ms - 1 - self._started)
-        if pred.why_stopped.startswith("log cleaner") and pred.horizon_ms <= until_ms:
+        if pred.why_stopped.startswith(CLEANER) and pred.horizon_ms <= until_ms:
             # the cleaners run at the horizon (once a minute): step through them at once, as
             # the next look would have after a model run that stops there again
             return pred.horizon_ms
