@@ -76,7 +76,7 @@ def materialize_compact(warp: Any, pred: QuorumPrediction) -> None:
     shared = SharedRun(leader_raft.log)
     epoch = leader_raft.epoch
     logic_held = HeldEvents(procs, queues, leader, pred.loops)
-    holding = {n for n, lp in pred.loops.items() if lp.beats is not None}
+    holding = {n for n, lp in pred.loops.items() if lp.logic is not None}
 
     def catch_up(node: int, upto: int) -> None:
         """The follower's held answers before its event at index ``upto`` join its run."""
@@ -127,8 +127,8 @@ def materialize_compact(warp: Any, pred: QuorumPrediction) -> None:
         machine = proc.machine
         sched.now_ms = at
         catch_up(node, ev.held)
-        if ev.beats:
-            logic_held.catch_up(node, ev.beats)
+        if ev.logic:
+            logic_held.catch_up(node, ev.logic)
         if kind == "answer":  # a broker's answer its logic acts on: the run, with the logic
             run = runs.get(node)
             if run is None:
@@ -174,8 +174,8 @@ def materialize_compact(warp: Any, pred: QuorumPrediction) -> None:
     bulk.sync(max([end, *pred.noops[-1:], *pred.drains[-1:]]))
     for node in followers:
         catch_up(node, len(pred.loops[node].held))
-        if pred.loops[node].beats:
-            logic_held.catch_up(node, len(pred.loops[node].beats))
+        if pred.loops[node].logic:
+            logic_held.catch_up(node, len(pred.loops[node].logic))
     for node in sorted(runs):
         flush(node, end)
     for node in sorted(holding):

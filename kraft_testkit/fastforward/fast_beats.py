@@ -1,7 +1,7 @@
 """A quiet broker's heartbeats inside its fast loop (``fast_brokers.py``), out of the heap.
 
 In a compact prediction a broker that hosts nothing has its heartbeat events held
-(``Loop.beats``, set by ``held_events.py``): its timer sends the heartbeat, the heartbeat
+(``Loop.logic``, set by ``held_events.py``): its timer sends the heartbeat, the heartbeat
 reaches the leader, the answer reaches the broker. Where the broker's fetch loop is fast and
 its controller links are Fixed or Uniform, this cycle is the loop's second stream (``hphase``:
 due, on its way, waiting at the leader, answer on its way; ``hkey`` its next event), run in
@@ -75,7 +75,7 @@ class FastBeats:
         if phase == DUE:  # _follower_timer: the heartbeat leaves
             if at >= loop.raft_wake or loop.next_beat is None or at < loop.next_beat:
                 return False
-            loop.beats.append((SEND, at, loop.high_watermark - 1))
+            loop.logic.append((SEND, at, loop.high_watermark - 1))
             self.omitted += 1
             loop.next_beat = None
             loop.beat_deadline = deadline = at + loop.beat_timeout
@@ -90,7 +90,7 @@ class FastBeats:
         if phase == BACK:  # _at_follower: the next heartbeat is due an interval later
             if at >= loop.raft_wake or at >= loop.beat_deadline:
                 return False
-            loop.beats.append((ANSWER, at, 0))
+            loop.logic.append((ANSWER, at, 0))
             self.omitted += 1
             loop.next_beat = at + loop.beat_interval
             old, loop.beat_deadline = loop.beat_deadline, NEVER
@@ -110,7 +110,7 @@ class FastBeats:
             self.lease_min = min(leases.values())
         self.pred.beats[n] = at
         self.pred.latencies.append(0)
-        loop.beats.append((ARRIVE, at, 0))
+        loop.logic.append((ARRIVE, at, 0))
         self.omitted += 1
         if at > self.fast_last:
             self.fast_last = at

@@ -149,7 +149,7 @@ class FastBrokers:
             self.fast_of[n] = fb
             self.no_lean.add(n)
             self._rearm(loop, loop.logic_wake)  # its timer holds its logic's wake-up alone
-            if loop.quiet and loop.beats is not None:  # its heartbeats in the loop too
+            if loop.quiet and loop.logic is not None:  # its heartbeats in the loop too
                 self._beats_start(fb, beats.get(n, []))
         # the voters' loops first: a lean answer's fetch bounds what the others do after it
         self.fast.sort(key=lambda fb: not fb.voter)

@@ -26,7 +26,7 @@ from kraft_testkit.raft.replica_state import FOLLOWER
 from kraft_testkit.sim.node import NEVER
 
 CATCH_UP_LIMIT = 8  # batches a follower may lag: one answer carries them all
-#: a broker's held events (``Loop.beats``, applied by ``held_events.py``): its heartbeat left,
+#: a broker's held events (``Loop.logic``, applied by ``held_events.py``): its heartbeat left,
 #: reached the leader, was answered; and, for a broker that replicates partitions, its logic
 #: ran at its timer, at a replica fetch from a follower (its peer) or at the answer from a
 #: leader (its peer), and its replica fetches left, its ISR check ran
@@ -55,8 +55,8 @@ class Computed:
     #: in a compact prediction, a broker's event: how many of its answers the model held
     #: before it (``Loop.held``): they come first
     held: int = 0
-    #: likewise, how many of its heartbeat events the model held before it (``Loop.beats``)
-    beats: int = 0
+    #: likewise, how many of its logic's events the model held before it (``Loop.logic``)
+    logic: int = 0
 
 
 @dataclass(slots=True)
@@ -87,11 +87,12 @@ class Loop:
     #: a compact prediction's broker answers its logic does not act on, in order, as no
     #: events but (instant, log end, high watermark) with the high watermark it leaves
     held: list | None = None
-    #: a compact prediction's heartbeat events of a broker that hosts nothing, in order, as
-    #: no events but (SEND, instant, metadata offset it reports), (ARRIVE, instant at the
-    #: leader, 0) and (ANSWER, instant, 0): the warp sets the heartbeats' state from them
+    #: a compact prediction's events of a steady broker's logic, in order, as no events but
+    #: (kind, instant, value): its heartbeat's SEND (the metadata offset it reports), ARRIVE
+    #: at the leader and ANSWER; where it hosts partitions its logic's runs (TIMER, RFETCH and
+    #: RANSWER with (peer, built)) and what it did there (FETCHES, ISR): the warp applies them
     #: (``held_events.py``) instead of running the broker's logic for each
-    beats: list | None = None
+    logic: list | None = None
     #: a broker that hosts no partition (its logic's only work in a stretch is heartbeats)
     quiet: bool = False
     #: a broker that hosts partitions (its logic's work: heartbeats, replica fetches between
@@ -217,22 +218,22 @@ class FollowerLoops:
             return self._stop(at, f"node {n}'s own timer")
         if (why := self._isr_blocked(loop, at)) is not None:
             return self._stop(at, why)
-        beats, run = loop.beats, None
-        if beats is not None and loop.quiet and loop.next_beat is not None and \
+        logic, run = loop.logic, None
+        if logic is not None and loop.quiet and loop.next_beat is not None and \
                 at >= loop.next_beat:
-            beats.append((SEND, at, loop.high_watermark - 1))  # no event: held (compact)
+            logic.append((SEND, at, loop.high_watermark - 1))  # no event: held (compact)
             self.omitted += 1
-        elif beats is not None and loop.replicating:
-            beats.append((TIMER, at, 0))  # no event: held with what its logic does there
+        elif logic is not None and loop.replicating:
+            logic.append((TIMER, at, 0))  # no event: held with what its logic does there
             self.omitted += 1
-            run = beats
+            run = logic
         else:
             event = Computed(at, tie, n, "timer")
             self.pred.events.append(event)
             if loop.held is not None:
                 event.held = len(loop.held)
-                if beats is not None:
-                    event.beats = len(beats)
+                if logic is not None:
+                    event.logic = len(logic)
         loop.timer = None
         self._beat_if_due(loop, at, run)
         if loop.fast is not None:
@@ -308,8 +309,8 @@ class FollowerLoops:
                 if held is not None:
                     event.held = len(held)
                     self.follower_answers += 1
-                    if loop.beats is not None:
-                        event.beats = len(loop.beats)
+                    if loop.logic is not None:
+                        event.logic = len(loop.logic)
             loop.high_watermark = hw
             wake = at + self.fetch_wait  # the fetch and request timeouts, the cleaner
             clean_at = loop.clean_at
@@ -322,8 +323,8 @@ class FollowerLoops:
             if committed and loop.beat_to_leader is not None:
                 self._beat_if_due(loop, at)
         else:  # a heartbeat's answer: the next one is due an interval later
-            if loop.beats is not None:
-                loop.beats.append((ANSWER, at, 0))  # no event: held (compact)
+            if loop.logic is not None:
+                loop.logic.append((ANSWER, at, 0))  # no event: held (compact)
                 self.omitted += 1
             else:
                 event = Computed(at, tie, n, kind, self.leader)
@@ -332,7 +333,7 @@ class FollowerLoops:
                     event.held = len(held)
             loop.next_beat = at + loop.beat_interval
             loop.beat_deadline = NEVER
-            self._replica_tick(loop, at, loop.beats if loop.replicating else None)
+            self._replica_tick(loop, at, loop.logic if loop.replicating else None)
             self._logic_wake(loop)
         logic_wake = loop.logic_wake
         if loop.fast is not None:

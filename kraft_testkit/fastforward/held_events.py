@@ -8,7 +8,7 @@ controller renews its lease and answers once what it wrote before commits, and t
 partitions, its replica fetching between brokers: every ``replica.fetch.backoff.ms`` its logic
 sends one fetch per leader broker, the leader records it and answers at once, the answer
 records the last fetch; and the ISR check, which in the steady state shrinks nothing. So the
-model holds these events (``Loop.beats``: SEND, ARRIVE, ANSWER of the heartbeat; TIMER,
+model holds these events (``Loop.logic``: SEND, ARRIVE, ANSWER of the heartbeat; TIMER,
 RFETCH, RANSWER of the logic's runs and FETCHES, ISR of what it did in them, with their
 instants, the peer, the metadata offset a heartbeat reports) instead of listing them, and
 :class:`HeldEvents` applies them in order through the broker's steady transitions
@@ -84,9 +84,9 @@ class HeldEvents:
         lc, replicas = logic.lifecycle, logic.replicas
         leader, queues = self.leader, self.queues
         if not lc.steady():
-            raise InexactWarp(f"broker {node}'s heartbeats are held but it is not steady")
+            raise InexactWarp(f"broker {node}'s logic events are held but it is not steady")
         last = self.last.get(node, -1)
-        for kind, at, offset in self.loops[node].beats[start:upto]:
+        for kind, at, offset in self.loops[node].logic[start:upto]:
             if kind > ANSWER:  # the replica fetching between brokers (offset: the peer)
                 self._replica_event(node, replicas, kind, at, offset)
                 last = at

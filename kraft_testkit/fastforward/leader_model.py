@@ -162,8 +162,8 @@ class LeaderEvents:
         event = None
         if self.compact and kind != "beat":  # the compact path sets the leader from the model
             self.omitted += 1
-        elif kind == "beat" and (beats := self.pred.loops[arg[0]].beats) is not None:
-            beats.append((ARRIVE, at, 0))  # held with the broker's other heartbeat events
+        elif kind == "beat" and (logic := self.pred.loops[arg[0]].logic) is not None:
+            logic.append((ARRIVE, at, 0))  # held with the broker's other logic events
             self.omitted += 1
         else:
             event = Computed(at, tie, self.leader, kind, None if kind == "timer" else arg[0])

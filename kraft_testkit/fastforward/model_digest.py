@@ -58,7 +58,7 @@ def compact_fingerprint(pred: QuorumPrediction) -> str:
     logic's wake-up alone; the warp arms each node's timer from the node's own state)."""
     h = hashlib.sha256()
     for e in pred.events:
-        h.update(repr((e.at_ms, e.tie, e.node, e.kind, e.peer, e.carried, e.held, e.beats))
+        h.update(repr((e.at_ms, e.tie, e.node, e.kind, e.peer, e.carried, e.held, e.logic))
                  .encode())
     h.update(repr((pred.leader, pred.horizon_ms, pred.why_stopped, pred.stop_tie,
                    pred.end_offset, pred.high_watermark, pred.noops, pred.drains,
@@ -68,7 +68,7 @@ def compact_fingerprint(pred: QuorumPrediction) -> str:
         lp = pred.loops[n]
         h.update(repr((n, lp.voter, lp.end_offset, lp.high_watermark, lp.raft_wake,
                        lp.next_beat, lp.beat_deadline, lp.logic_wake, lp.isr_check, lp.held,
-                       lp.beats, None if lp.rep is None else lp.rep.next_fetch,
+                       lp.logic, None if lp.rep is None else lp.rep.next_fetch,
                        _clock(lp.to_leader), _clock(lp.to_node), _clock(lp.beat_to_leader),
                        _clock(lp.beat_to_node))).encode())
     h.update(repr((sorted(pred.records.items()), pred.parked, pred.leader_wakes,

@@ -79,7 +79,7 @@ def predict_quorum(cluster: Any, until_ms: int, *, steps: bool = True,
         for loop in model.pred.loops.values():
             loop.held = []
             if loop.quiet or loop.replicating:  # its logic's events are held too
-                loop.beats = []  # (held_events.py sets what they did)
+                loop.logic = []  # (held_events.py sets what they did)
         if fast:
             model._fast_start()  # noqa: SLF001
     return model.run()

@@ -201,7 +201,7 @@ class ReplicaLoops:
         why = self._isr_blocked(loop, at, peer if kind == "rfetch" else None)
         if why is not None:
             return self._stop(at, why)
-        run = loop.beats if loop.replicating else None
+        run = loop.logic if loop.replicating else None
         if run is not None:  # no event: held with what its logic does there (compact)
             run.append((RFETCH if kind == "rfetch" else RANSWER, at, peer))
             self.omitted += 1

@@ -246,7 +246,7 @@ def test_a_planted_bug_in_the_fast_heartbeats_is_caught(monkeypatch):
 
     def planted(self, fb):
         done = real(self, fb)
-        beats = fb.loop.beats
+        beats = fb.loop.logic
         if done and beats and beats[-1][0] == SEND:
             beats[-1] = (SEND, beats[-1][1], beats[-1][2] + 1)
         return done
