@@ -55,7 +55,7 @@ DEFAULT_START_MS = 1_767_225_600_000
 _DEFAULTS = {"configs": None, "combined": False, "metadata_version": 29, "wire": True,
              "broker_self_fencing": False, "seed_defaults": False, "features": None,
              "kraft_version": 0, "names": "short", "racks": None, "link": None,
-             "fast_forward": False}
+             "fast_forward": True}
 STORAGES = ("memory", "tmpdir")
 REQUEST_TIMEOUT_MS = 5_000
 
@@ -182,7 +182,7 @@ class Cluster(VoterOps, SimulationFacade, AdminOperations):
                  boot: bool = True, boot_timeout_ms: int = 60_000, combined: bool = False,
                  trace_keep: int | None = 10_000, names: str = "short",
                  features: Mapping[str, int] | None = None, kraft_version: int = 0,
-                 fast_forward: bool = False) -> None:
+                 fast_forward: bool = True) -> None:
         from .controller.handlers import build_controller
         from .invariants import ClusterInvariants
         from .node import KraftNode
@@ -314,8 +314,9 @@ class Cluster(VoterOps, SimulationFacade, AdminOperations):
                 if p.state.value == "failed" and p.failure is not None}
 
     def run_for(self, ms: int) -> None:
-        """Let ``ms`` virtual milliseconds pass; with ``fast_forward=True`` idle stretches are
-        computed, then materialized (kraft_testkit/fastforward/warp.py)."""
+        """Let ``ms`` virtual milliseconds pass; idle stretches are computed, then materialized
+        (kraft_testkit/fastforward/warp.py), unless the cluster was built with
+        ``fast_forward=False``, which steps every event."""
         if not self.fast_forward or type(ms) is not int or ms < 0:
             return super().run_for(ms)
         from .fastforward.warp import QuorumWarp

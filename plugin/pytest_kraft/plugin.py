@@ -26,10 +26,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--kraft-storage", choices=STORAGES, default="memory",
                     help="where simulated nodes keep their logs: memory, or Kafka's on-disk "
                          "layout under a tmp dir")
-    group.addoption("--kraft-fast-forward", action="store_true",
-                    help="warp idle stretches in every cluster's run_for and kraft_clock.advance "
-                         "(Cluster(fast_forward=True): exact, byte for byte; a test's "
-                         "@pytest.mark.kraft(fast_forward=...) wins)")
+    group.addoption("--kraft-no-fast-forward", dest="kraft_no_fast_forward",
+                    action="store_true",
+                    help="step every event: no cluster of the run warps its idle stretches "
+                         "(Cluster(fast_forward=False); the default warps them, exact byte for "
+                         "byte; a test's @pytest.mark.kraft(fast_forward=...) wins)")
+    group.addoption("--kraft-fast-forward", dest="kraft_fast_forward", action="store_true",
+                    help="warp idle stretches (the default; kept for command lines that "
+                         "name it)")
     group.addoption("--kraft-trace", action="store_true",
                     help="for every failing test, print the last 40 simulator events (instead "
                          "of 12) in its 'kraft_testkit' report section, with the seed and "
@@ -51,8 +55,8 @@ def _base_seed(config: pytest.Config) -> int:
 
 
 def pytest_report_header(config: pytest.Config) -> str:
-    warp = ", idle stretches warped (--kraft-fast-forward)" \
-        if config.getoption("--kraft-fast-forward") else ""
+    warp = ", every event stepped (--kraft-no-fast-forward)" \
+        if config.getoption("--kraft-no-fast-forward") else ""
     return (f"kraft_testkit: base seed {_base_seed(config)} (--kraft-seed), "
             f"storage {config.getoption('--kraft-storage')}{warp}")
 
@@ -104,10 +108,10 @@ def _remember(request: pytest.FixtureRequest, cluster) -> None:
 
 def _option_defaults(config: pytest.Config, kwargs: dict) -> dict:
     """What the command line sets where the test did not: ``--kraft-storage`` and
-    ``--kraft-fast-forward``."""
+    ``--kraft-no-fast-forward``."""
     kwargs.setdefault("storage", config.getoption("--kraft-storage"))
-    if config.getoption("--kraft-fast-forward"):
-        kwargs.setdefault("fast_forward", True)
+    if config.getoption("--kraft-no-fast-forward"):
+        kwargs.setdefault("fast_forward", False)
     return kwargs
 
 
@@ -206,7 +210,7 @@ def kraft_faults(request: pytest.FixtureRequest):
 def kraft_cluster_factory(request: pytest.FixtureRequest, kraft_seed: int):
     """Build clusters inside a test: ``factory(**kwargs)`` takes Cluster's arguments; the seed
     defaults to this test's ``kraft_seed``, the storage to ``--kraft-storage``, ``fast_forward``
-    to ``--kraft-fast-forward``, and the rest to the ``kraft`` marker's arguments (a misspelled
+    to on unless ``--kraft-no-fast-forward``, and the rest to the ``kraft`` marker's arguments (a misspelled
     marker argument fails the test).
 
     With Hypothesis, draw the seed and suppress the function-scoped-fixture health check (the

@@ -29,8 +29,8 @@ def kraft_section(item: pytest.Item) -> str | None:
     last = clusters[-1]
     options = f" --kraft-storage={item.config.getoption('--kraft-storage')}" \
         if item.config.getoption("--kraft-storage") != "memory" else ""
-    if item.config.getoption("--kraft-fast-forward"):
-        options += " --kraft-fast-forward"
+    if item.config.getoption("--kraft-no-fast-forward"):
+        options += " --kraft-no-fast-forward"
     lines = [f"seed {last.seed} at virtual time {last.now_ms} ms",
              f"replay: pytest '{item.nodeid}' --kraft-seed={base}{options}"
              + ("  (clusters built by kraft_cluster_factory: pass each one's seed=...)"

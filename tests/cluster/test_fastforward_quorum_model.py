@@ -52,7 +52,7 @@ def _stepped(c: Cluster, until_ms: int) -> tuple[list, list]:
 
 @pytest.mark.parametrize("seed, brokers", [(1, 0), (2, 0), (7, 0), (1, 4), (3, 10)])
 def test_the_idle_quorum_is_predicted_event_by_event(seed: int, brokers: int) -> None:
-    c = Cluster(3, brokers, seed=seed)
+    c = Cluster(3, brokers, seed=seed, fast_forward=False)  # stepped: compared with the model
     c.run_for(10_000)
     until = c.now_ms + 20_000
     pred = predict_quorum(c, until)
@@ -75,7 +75,7 @@ def test_slow_links_are_predicted_event_by_event() -> None:
     """Latencies of 1-40 ms: answers queue behind answers on a FIFO link (a message that
     would arrive before an earlier one takes its instant and tie), which the links' clocks
     (``observer_loop.LinkClock``) reproduce."""
-    c = Cluster(3, 6, seed=3, link=LinkProfile(Uniform(1, 40)))
+    c = Cluster(3, 6, seed=3, link=LinkProfile(Uniform(1, 40)), fast_forward=False)
     c.run_for(10_000)
     until = c.now_ms + 20_000
     pred = predict_quorum(c, until)
@@ -90,7 +90,7 @@ def test_slow_links_are_predicted_event_by_event() -> None:
 def test_a_wrong_tie_is_seen() -> None:
     """The comparison can fail: a model that drew the leader's timer ties from another key
     orders same-millisecond events differently somewhere, or at least records other ties."""
-    c = Cluster(3, 0, seed=1)
+    c = Cluster(3, 0, seed=1, fast_forward=False)
     c.run_for(3_000)
     until = c.now_ms + 10_000
     proc = c.sim.process(c.active_controller.id)
@@ -105,7 +105,7 @@ def test_a_wrong_tie_is_seen() -> None:
 
 
 def test_a_broker_that_is_not_running_yet_is_not_modelled() -> None:
-    c = Cluster(3, 1, seed=1, boot=False)
+    c = Cluster(3, 1, seed=1, boot=False, fast_forward=False)
     c.run_for(700)
     with pytest.raises(NotModelled):
         predict_quorum(c, c.now_ms + 1_000)

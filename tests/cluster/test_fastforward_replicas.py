@@ -157,7 +157,8 @@ def test_the_replica_loops_are_predicted_event_by_event(seed: int, brokers: int,
 
     from kraft_testkit.fastforward.quorum_model import predict_quorum
 
-    c = Cluster(3, brokers, seed=seed, configs={"replica.fetch.backoff.ms": backoff})
+    c = Cluster(3, brokers, seed=seed, configs={"replica.fetch.backoff.ms": backoff},
+                fast_forward=False)  # stepped: compared with the model
     c.run_for(10_000)
     c.create_topic("orders", partitions=6, replication_factor=3)
     c.run_for(5_000)

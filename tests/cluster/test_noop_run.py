@@ -48,6 +48,7 @@ def _twins(seed: int, brokers: int, configs: dict | None = None, tmp: Path | Non
     made = []
     for name in ("a", "b"):
         kw = dict(options)
+        kw.setdefault("fast_forward", False)  # stepped: one twin gets the bulk calls
         if tmp is not None:
             kw.update(storage="tmpdir", data_dir=tmp / name)
         c = Cluster(3, brokers, seed=seed, configs={**QUIET, **(configs or {})}, **kw)

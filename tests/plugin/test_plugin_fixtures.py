@@ -138,7 +138,7 @@ def test_marker_warps_idle_stretches(kraft_cluster, kraft_clock):
     assert stats["stretches"] >= 1 and stats["virtual ms warped"] > 60_000
 
 
-def test_fast_forward_option_warps_every_cluster_unless_the_marker_says_no(pytester):
+def test_every_cluster_warps_by_default_unless_the_marker_says_no(pytester):
     pytester.makepyfile("""
         import pytest
 
@@ -153,16 +153,37 @@ def test_fast_forward_option_warps_every_cluster_unless_the_marker_says_no(pytes
         def test_stepped(kraft_cluster, kraft_clock):
             kraft_clock.advance(10_000)
             assert not kraft_cluster.fast_forward_stats
+    """)
+    result = pytester.runpytest("-p", "no:cacheprovider", "--kraft-seed=5")
+    result.assert_outcomes(passed=2)
+    assert "every event stepped" not in result.stdout.str()  # the report header
+
+
+def test_no_fast_forward_option_steps_every_cluster_unless_the_marker_says_yes(pytester):
+    pytester.makepyfile("""
+        import pytest
+
+        def test_stepped(kraft_cluster, kraft_clock, kraft_cluster_factory):
+            kraft_clock.advance(20_000)
+            assert not kraft_cluster.fast_forward_stats
+            other = kraft_cluster_factory(brokers=1)
+            other.run_for(20_000)
+            assert not other.fast_forward_stats
+
+        @pytest.mark.kraft(fast_forward=True)
+        def test_warped(kraft_cluster, kraft_clock):
+            kraft_clock.advance(60_000)
+            assert kraft_cluster.fast_forward_stats["virtual ms warped"] > 30_000
 
         def test_fails(kraft_cluster):
             assert False
     """)
-    result = pytester.runpytest("-p", "no:cacheprovider", "--kraft-fast-forward",
+    result = pytester.runpytest("-p", "no:cacheprovider", "--kraft-no-fast-forward",
                                 "--kraft-seed=5")
     result.assert_outcomes(passed=2, failed=1)
     out = result.stdout.str()
-    assert "idle stretches warped (--kraft-fast-forward)" in out  # the report header
-    assert "--kraft-seed=5 --kraft-fast-forward" in out  # the failure's replay line
+    assert "every event stepped (--kraft-no-fast-forward)" in out  # the report header
+    assert "--kraft-seed=5 --kraft-no-fast-forward" in out  # the failure's replay line
 
 
 def test_replay_line_carries_a_non_default_storage(pytester):
