@@ -21,7 +21,8 @@ from kraft_testkit.controller.features import finalized_features, supported_feat
 from kraft_testkit.protocol import messages as M
 from kraft_testkit.protocol.error_codes import ErrorCode
 
-from .context import RequestContext
+from . import autojump
+from .context import Pending, RequestContext
 
 _AV = M.ApiVersionsResponse
 _DC = M.DescribeClusterResponse
@@ -73,6 +74,34 @@ def _topics_wanted(req: Any, version: int, image: Any) -> list | None:
 
 
 def metadata(ctx: RequestContext, req: Any) -> Any:
+    """The broker's answer; in stepping mode it waits (virtual time moves) while the broker has
+    not replayed what the controller committed or names a dead leader, since the client would
+    only ask again (see gateway/autojump.py)."""
+    wanted = _topics_wanted(req, ctx.version, node_image(ctx))
+    if ctx.gateway.speed is not None or _metadata_ready(ctx, wanted):
+        return _metadata_now(ctx, req)
+    gateway = ctx.gateway
+    stuck_at = ctx.cluster.metadata.provenance.offset
+    if gateway.futile_metadata_wait == stuck_at:
+        return _metadata_now(ctx, req)  # the last wait at this offset brought nothing
+
+    def expire() -> Any:
+        gateway.futile_metadata_wait = ctx.cluster.metadata.provenance.offset
+        return _metadata_now(ctx, req)
+
+    return Pending(lambda: _metadata_now(ctx, req) if _metadata_ready(ctx, wanted) else None,
+                   expire, virtual_deadline_ms=ctx.now_ms + autojump.wait_bound_ms(ctx.cluster))
+
+
+def _metadata_ready(ctx: RequestContext, wanted: list | None) -> bool:
+    cluster = ctx.cluster
+    machine = cluster.controller_node(ctx.node)
+    if machine is None or autojump.broker_lags(cluster, ctx.node):
+        return False  # a broker that died meanwhile: its connection closes, nothing to answer
+    return autojump.leads_nothing_dead(cluster, machine.image, wanted)
+
+
+def _metadata_now(ctx: RequestContext, req: Any) -> Any:
     machine = ctx.cluster.controller_node(ctx.node)
     logic = machine.logic
     image = machine.image

@@ -48,6 +48,7 @@ class Connection:
     closed: bool = False
     sasl: Any = None             # the SASL exchange state (gateway.sasl)
     close_after_write: bool = False  # Kafka closes after some answers (a failed SASL exchange)
+    parked_until_ms: int | None = None  # virtual time runs to here for requests a silent node holds
 
     def next_frame(self) -> bytes | None:
         """The next whole request frame (size prefix included), or None while incomplete."""

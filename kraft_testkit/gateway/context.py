@@ -40,16 +40,22 @@ class Pending:
 
     ``virtual_deadline_ms`` marks waits that need virtual time to pass (stepping mode runs the
     simulation for them); ``wall_deadline`` marks client long polls, which wait in wall time.
+    ``wants_time``, when given, says whether the simulation can bring the answer right now (a
+    long poll below the log end can; one at the log end waits for another client).
     """
 
     def __init__(self, poll: Callable[[], Message | None], expire: Callable[[], Message | None],
                  *, virtual_deadline_ms: int | None = None,
-                 wall_deadline: float | None = None) -> None:
+                 wall_deadline: float | None = None,
+                 wants_time: Callable[[], bool] | None = None) -> None:
         self.poll = poll
         self.expire = expire
         self.virtual_deadline_ms = virtual_deadline_ms
         self.wall_deadline = wall_deadline
+        self.wants_time = wants_time
 
     @property
     def needs_simulation(self) -> bool:
-        return self.virtual_deadline_ms is not None
+        if self.virtual_deadline_ms is None:
+            return False
+        return self.wants_time is None or self.wants_time()

@@ -55,7 +55,7 @@ class PartitionView:
             return E.UNKNOWN_TOPIC_OR_PARTITION
         rep = self.rep
         machine = self.ctx.cluster.broker(self.ctx.node)
-        if rep is None or rep.leader != self.ctx.node or \
+        if machine is None or rep is None or rep.leader != self.ctx.node or \
                 not machine.logic.replicas.leader_serving or not machine.logic.serving:
             return E.NOT_LEADER_OR_FOLLOWER
         if current_leader_epoch >= 0 and current_leader_epoch < rep.leader_epoch:
@@ -186,14 +186,41 @@ def fetch(ctx: RequestContext, req: Any) -> Any:
     wait_s = req.max_wait_ms / 1000.0
     speed = ctx.gateway.speed
     wait_s = wait_s / speed if speed else min(wait_s, LONG_POLL_CAP_S)
-    state = {"last": first}
 
     def poll() -> Any:
-        state["last"] = answer = _fetch_once(ctx, req)
+        if ctx.cluster.broker(ctx.node) is None:
+            return None  # died meanwhile: the gateway closes the connection
+        answer = _fetch_once(ctx, req)
         return answer if _fetched_bytes(answer) >= max(req.min_bytes, 1) or \
             _has_error(answer) else None
 
-    return Pending(poll, lambda: _fetch_once(ctx, req), wall_deadline=time.monotonic() + wait_s)
+    if speed:
+        return Pending(poll, lambda: _fetch_once(ctx, req),
+                       wall_deadline=time.monotonic() + wait_s)
+    # stepping: while records past the fetch offset wait for replication, virtual time runs
+    # for them (up to max_wait_ms, Kafka's long-poll bound); at the log end it waits for a
+    # producer, in wall time
+    return Pending(poll, lambda: _fetch_once(ctx, req), wall_deadline=time.monotonic() + wait_s,
+                   virtual_deadline_ms=ctx.now_ms + req.max_wait_ms,
+                   wants_time=lambda: _uncommitted_ahead(ctx, req))
+
+
+def _uncommitted_ahead(ctx: RequestContext, req: Any) -> bool:
+    """True when a fetched partition has records at or past the fetch offset that its high
+    watermark does not cover yet: replication (virtual time) will bring them."""
+    if ctx.cluster.broker(ctx.node) is None:
+        return False
+    image = _image(ctx)
+    for t in req.topics:
+        topic = image.topics.by_id(t.topic_id) if ctx.version >= 13 else \
+            image.topics.by_name(t.topic)
+        for fp in t.partitions:
+            view = PartitionView(ctx, topic, fp.partition)
+            if view.error(fp.current_leader_epoch) != E.NONE:
+                continue
+            if fp.fetch_offset < view.log.log_end_offset:
+                return True
+    return False
 
 
 def _fetched_bytes(response: Any) -> int:

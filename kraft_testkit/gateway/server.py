@@ -4,10 +4,13 @@ The simulation is single-threaded, so one thread (the gateway's) drives both the
 the simulator; a test thread reaches the cluster through :meth:`Gateway.hold` (or ``call``,
 ``run_for``, ``run_until``), which take the same lock. Virtual time moves in one of two modes:
 
-* **stepping** (``speed=None``, the default): time stands still until a client request needs it
-  (a controller commit, ``acks=all``): then the simulation runs, event by event, exactly until
-  the answer is ready. Between client calls the test moves time itself (``srv.run_for(60_000)``
-  takes milliseconds). Same client requests in the same order: same trace digest.
+* **stepping** (``speed=None``, the default): time stands still until a client waits on the
+  cluster (a controller commit, ``acks=all``, replication behind a Fetch, a broker behind the
+  controller or naming a dead leader, a silent node: gateway/autojump.py); then the simulation
+  runs, event by event, exactly until the answer is ready or the wait's bound. ``hold()`` and
+  ``call()`` leave the brokers caught up with the controller. Between client calls the test
+  moves time itself (``srv.run_for(60_000)`` takes milliseconds). Same client requests in the
+  same order: same trace digest.
 * **paced** (``speed=1.0``, ``10.0``, ...): virtual time follows the wall clock times ``speed``,
   so heartbeats, lease expiries and elections happen while clients wait, as on a real cluster.
   What happens then depends on client timing; the cluster itself stays seeded.
@@ -38,7 +41,7 @@ from kraft_testkit.sim import NoProgress
 from kraft_testkit.sim.errors import InvariantViolation
 from kraft_testkit.sim.rng import RngTree
 
-from . import apis
+from . import apis, autojump
 from .connection import BadFrame, Connection, Slot, read_head
 from .context import Pending, RequestContext
 from .data_plane import DataPlane
@@ -89,6 +92,9 @@ class Gateway:
         self._stop = threading.Event()
         self.failure: BaseException | None = None
         self._anchor = (0.0, 0)
+        #: the committed offset at which a client's Metadata wait last ran out: waiting again
+        #: before the metadata moves would only burn virtual time
+        self.futile_metadata_wait = -1
 
     # ------------------------------------------------------------------ addresses
 
@@ -129,25 +135,11 @@ class Gateway:
             self._listeners[sock] = node
             self._ports[node] = sock.getsockname()[1]
             self._selector.register(sock, selectors.EVENT_READ)
-        self._settle()
+        autojump.settle(self.cluster, 10_000)
         self._reanchor()
         self._thread = threading.Thread(target=self._loop, name="kraft-gateway", daemon=True)
         self._thread.start()
         return self
-
-    def _settle(self, timeout_ms: int = 10_000) -> None:
-        """Let every running broker replay the committed metadata before clients look (right
-        after boot a broker may not yet have replayed its own unfencing)."""
-        c = self.cluster
-
-        def caught_up(c: Any) -> bool:
-            target = c.metadata.provenance.offset
-            return all((b := c.broker(n)) is None or b.metadata_offset >= target
-                       for n in c.broker_ids)
-        try:
-            c.run_until(caught_up, timeout_ms)
-        except NoProgress:
-            pass
 
     def close(self) -> None:
         """Stop serving: close every socket (the cluster stays usable from this thread)."""
@@ -183,6 +175,8 @@ class Gateway:
             self.raise_failure()
             try:
                 yield self.cluster
+                if self.speed is None:  # what the test did is what the clients see next
+                    autojump.settle(self.cluster)
             finally:
                 self._reanchor()
 
@@ -451,21 +445,39 @@ class Gateway:
                 sim.run_for(target - sim.now_ms)
             return
         waits = [s.pending for c in self._conns.values() for s in c.slots
-                 if s.pending is not None and s.pending.needs_simulation
-                 and self._node_state(c.node) == "up"]
-        if not waits:
-            return
-        deadline = min(p.virtual_deadline_ms for p in waits)
-        if deadline <= sim.now_ms:
+                 if s.pending is not None and self._node_state(c.node) == "up"
+                 and s.pending.needs_simulation]
+        deadlines = [p.virtual_deadline_ms for p in waits]
+        parked = self._parked(sim.now_ms)
+        deadlines += [conn.parked_until_ms for conn in parked]
+        deadlines = [d for d in deadlines if d > sim.now_ms]
+        if not deadlines:
             return
 
         def answered(_: Any) -> bool:
-            return any(p.poll() is not None for p in waits)
+            return any(p.poll() is not None for p in waits) or \
+                any(self._node_state(conn.node) != "silent" for conn in parked)
 
         try:
-            sim.run_until(answered, deadline - sim.now_ms)
+            sim.run_until(answered, min(deadlines) - sim.now_ms)
         except NoProgress:
             pass
+
+    def _parked(self, now_ms: int) -> list[Connection]:
+        """Connections holding requests a silent node (paused, cut off) has not read: virtual
+        time runs for them once, up to the bound of a client's wait (the node may come back,
+        or the controller fence it and move its partitions, as while a real client waits)."""
+        out = []
+        for conn in self._conns.values():
+            if self._node_state(conn.node) != "silent":
+                conn.parked_until_ms = None
+                continue
+            if not conn.inbuf and not conn.slots:
+                continue
+            if conn.parked_until_ms is None:
+                conn.parked_until_ms = now_ms + autojump.wait_bound_ms(self.cluster)
+            out.append(conn)
+        return out
 
 
 def _decode_request(frame: bytes, cls: Any, api_key: int, version: int) -> tuple[Any, Any]:
