@@ -1,4 +1,4 @@
-"""Where new partitions' replicas go: Kafka's StripedReplicaPlacer (3.7).
+"""Where new partitions' replicas go: Kafka 4.2.1's ``StripedReplicaPlacer``.
 
 Replicas are dealt round-robin across racks (sorted, brokers without a rack first) starting at a
 random rack, and round-robin within each rack starting at a random broker; every partition
@@ -7,17 +7,25 @@ fenced ones and the first replica (the leader) is always unfenced. Brokers in co
 shutdown are not offered at all. Once as many partitions as there are unfenced brokers have been
 placed, racks and brokers are shuffled so that later partitions do not repeat the same sets.
 
-All randomness comes from the ``rng`` given (the controller's seeded one).
+All randomness comes from the ``rng`` given (the controller's seeded one, or Kafka's test
+``MockRandom`` through :data:`PLACEMENT_RANDOM_KEY`), drawn in Kafka's order: each rack's broker
+offsets and shuffles go rack by rack in Java ``HashMap`` order (``RackList`` keeps its racks in
+one), the rack names are shuffled as ``Collections.shuffle`` does. Driven by the same stream the
+placer gives ``StripedReplicaPlacerTest``'s assignments exactly.
 """
 
 from __future__ import annotations
 
-import random
 from collections.abc import Iterable
 from typing import NamedTuple
 
 from ..metadata import MetadataImage
 from ..protocol.error_codes import ErrorCode, KafkaApiError
+from .java_random import IntDraws, hash_map_order, java_shuffle, optional_string_hash
+
+#: ``ControllerContext.extra`` key of a random source that replaces ``ctx.rng`` for placement
+#: only (a test seam: Kafka's tests drive the placer with their ``MockRandom``)
+PLACEMENT_RANDOM_KEY = "placement_random"
 
 
 class UsableBroker(NamedTuple):
@@ -50,7 +58,7 @@ class _BrokerList:
         self.offset = 0
         self.epoch = 0
 
-    def initialize(self, rng: random.Random) -> None:
+    def initialize(self, rng: IntDraws) -> None:
         if self.brokers:
             self.brokers.sort()
             self.offset = rng.randrange(len(self.brokers))
@@ -82,12 +90,13 @@ class _Rack:
         return broker if broker >= 0 else self.fenced.next(epoch)
 
 
-def _rack_order(rack: str | None) -> tuple[bool, str]:
-    return (rack is not None, rack or "")
+def _rack_order(rack: str | None) -> tuple[bool, bytes]:
+    """``OptionalStringComparator``: no rack first, then ``String.compareTo`` (UTF-16 units)."""
+    return (rack is not None, (rack or "").encode("utf-16-be"))
 
 
 class _RackList:
-    def __init__(self, rng: random.Random, brokers: Iterable[UsableBroker]) -> None:
+    def __init__(self, rng: IntDraws, brokers: Iterable[UsableBroker]) -> None:
         self.rng = rng
         self.racks: dict[str | None, _Rack] = {}
         self.total = self.unfenced = 0
@@ -102,23 +111,33 @@ class _RackList:
                 rack.unfenced.brokers.append(broker.id)
                 self.unfenced += 1
             self.total += 1
-        self.names: list[str | None] = sorted(self.racks, key=_rack_order)
-        for name in self.names:
+        # Kafka walks its HashMap of racks for the draws; one rack (the common case) needs no hash
+        self.hash_order: list[str | None] = (list(racks) if len(racks) == 1
+                                             else hash_map_order(racks, optional_string_hash))
+        for name in self.hash_order:
             self.racks[name].fenced.initialize(rng)
             self.racks[name].unfenced.initialize(rng)
+        self.names: list[str | None] = sorted(self.racks, key=_rack_order)
         self.epoch = 0
         self.offset = rng.randrange(len(self.names)) if self.names else 0
 
     def _shuffle(self) -> None:
-        self.rng.shuffle(self.names)
-        for name in sorted(self.racks, key=_rack_order):
-            self.rng.shuffle(self.racks[name].fenced.brokers)
-            self.rng.shuffle(self.racks[name].unfenced.brokers)
+        java_shuffle(self.names, self.rng)
+        for name in self.hash_order:
+            java_shuffle(self.racks[name].fenced.brokers, self.rng)
+            java_shuffle(self.racks[name].unfenced.brokers, self.rng)
 
     def _wrap(self, index: int) -> int:
         return 0 if index == len(self.names) else index
 
     def place(self, replication_factor: int) -> tuple[int, ...]:
+        """One partition's replicas (``RackList.place``, with its own checks in its order)."""
+        if replication_factor <= 0:
+            raise _non_positive(replication_factor)
+        if replication_factor > self.total:
+            raise _too_few(replication_factor, self.total)
+        if self.unfenced == 0:
+            raise _invalid("All brokers are currently fenced.")
         if self.epoch == self.unfenced and self.unfenced > 1:
             self._shuffle()
             self.epoch = 0
@@ -147,20 +166,29 @@ class _RackList:
         return tuple(chosen)
 
 
-def place_replicas(rng: random.Random, brokers: Iterable[UsableBroker], num_partitions: int,
+def _non_positive(replication_factor: int) -> KafkaApiError:
+    return _invalid(f"Invalid replication factor {replication_factor}: the replication "
+                    "factor must be positive.")
+
+
+def _too_few(replication_factor: int, total: int) -> KafkaApiError:
+    return _invalid(f"The target replication factor of {replication_factor} cannot be "
+                    f"reached because only {total} broker(s) are registered.")
+
+
+def place_replicas(rng: IntDraws, brokers: Iterable[UsableBroker], num_partitions: int,
                    replication_factor: int) -> list[tuple[int, ...]]:
-    """Replica lists (leader first) for ``num_partitions`` new partitions.
+    """Replica lists (leader first) for ``num_partitions`` new partitions
+    (``StripedReplicaPlacer#place``).
 
     Raises KafkaApiError(INVALID_REPLICATION_FACTOR) with Kafka's messages when the factor is not
     positive, no broker is unfenced, or fewer brokers are registered than the factor asks.
     """
     racks = _RackList(rng, brokers)
     if replication_factor <= 0:
-        raise _invalid(f"Invalid replication factor {replication_factor}: the replication "
-                       "factor must be positive.")
+        raise _non_positive(replication_factor)
     if racks.unfenced == 0:
         raise _invalid("All brokers are currently fenced.")
     if replication_factor > racks.total:
-        raise _invalid(f"The target replication factor of {replication_factor} cannot be "
-                       f"reached because only {racks.total} broker(s) are registered.")
+        raise _too_few(replication_factor, racks.total)
     return [racks.place(replication_factor) for _ in range(num_partitions)]

@@ -21,7 +21,7 @@ from ..protocol.uuid import Uuid
 from .config_schema import topic_name_problem
 from .eligibility import default_dirs, is_active, metadata_version
 from .partition_change import PartitionChangeError
-from .placement import UsableBroker, place_replicas, usable_brokers
+from .placement import PLACEMENT_RANDOM_KEY, UsableBroker, place_replicas, usable_brokers
 from .result import ControllerContext, ControllerResult, record
 from .topic_configs import InvalidConfig, effective_topic_configs, validate_new_topic_configs
 
@@ -279,7 +279,8 @@ def _placed_partitions(ctx: ControllerContext,
             usable = usable_brokers(ctx.image)
         elif not usable:
             usable.extend(usable_brokers(ctx.image))
-        placed = place_replicas(ctx.rng, usable, num_partitions, replication_factor)
+        placed = place_replicas(_placement_random(ctx), usable, num_partitions,
+                                replication_factor)
     except KafkaApiError as e:
         raise RequestFailed(ErrorCode.INVALID_REPLICATION_FACTOR,
                       f"Unable to replicate the partition {replication_factor} time(s): "
@@ -293,6 +294,11 @@ def _placed_partitions(ctx: ControllerContext,
                           "brokers are currently fenced or in controlled shutdown.")
         parts[partition_id] = new_partition(ctx.image, replicas, isr)
     return parts
+
+
+def _placement_random(ctx: ControllerContext):
+    """The controller's seeded rng, unless a test put Kafka's MockRandom in its place."""
+    return ctx.extra.get(PLACEMENT_RANDOM_KEY, ctx.rng)
 
 
 def _new_topic_id(ctx: ControllerContext) -> Uuid:
@@ -453,7 +459,7 @@ def _create_partitions(ctx: ControllerContext,
             placed.append(tuple(assignment.broker_ids))
     else:
         try:
-            placed = place_replicas(ctx.rng, usable_brokers(image), additional,
+            placed = place_replicas(_placement_random(ctx), usable_brokers(image), additional,
                                     replication_factor)
         except KafkaApiError as e:
             raise RequestFailed.of(e) from None

@@ -88,3 +88,35 @@ def test_brokers_without_rack_form_their_own_rack():
     for seed in range(10):
         for replicas in place_replicas(random.Random(seed), brokers(4, racks), 8, 2):
             assert {racks[b] for b in replicas} == {None, "r"}
+
+
+def test_racks_are_drawn_for_in_kafkas_hash_map_order():
+    """Racks whose Java HashMap order ("Aa", "BB", "zz", "e", "rack-a", ...) differs from their
+    sorted order: with Kafka's MockRandom the placer gives what Kafka 4.2.1's
+    StripedReplicaPlacer gives for these brokers (run on Kafka's class); visiting racks sorted
+    would differ from the third partition on."""
+    from kraft_testkit.controller.java_random import MockRandom
+    racks = {1: "zz", 2: "Aa", 3: "rack-a", 4: "us-east-1a", 5: "zz", 6: "BB", 7: "rack-a",
+             8: "Aa", 9: "e", 10: None}
+    usable = [UsableBroker(b, r, b in (4, 8)) for b, r in racks.items()]
+    assert place_replicas(MockRandom(), usable, 14, 3) == [
+        (10, 2, 6), (2, 6, 9), (6, 9, 7), (9, 3, 4), (7, 4, 1), (5, 4, 10), (1, 10, 2),
+        (10, 2, 6), (10, 9, 1), (9, 5, 3), (1, 7, 4), (3, 4, 2), (2, 4, 6), (2, 6, 10)]
+
+
+def test_java_hash_map_order_and_draws():
+    """String.hashCode, HashMap bucket order with resizes, and nextInt(bound) as Java has them
+    (values printed by a JVM)."""
+    from kraft_testkit.controller.java_random import (MockRandom, hash_map_order, java_shuffle,
+                                                      optional_string_hash)
+    keys = [None, "1", "3", "2", "rack-a", "Aa", "BB", "zz", "us-east-1a", "us-east-1b", "x",
+            "y", "z", "q", "w", "e", "r", "t", "u"]
+    assert hash_map_order(keys, optional_string_hash) == [
+        None, "Aa", "BB", "zz", "e", "rack-a", "1", "q", "2", "r", "3", "t", "u", "w", "x",
+        "us-east-1a", "y", "us-east-1b", "z"]
+    draws = MockRandom()
+    assert [draws.randrange(i % 7 + 1) for i in range(20)] == [
+        0, 1, 1, 3, 0, 4, 5, 0, 0, 0, 2, 4, 2, 0, 0, 0, 2, 3, 2, 5]
+    items = [1, 2, 3, 4, 5, 6]
+    java_shuffle(items, MockRandom())
+    assert items == [3, 4, 6, 1, 5, 2]
