@@ -356,18 +356,19 @@ MAX_TOPIC_NAME = 249
 
 
 def topic_name_problem(name: str) -> str | None:
-    """Why ``name`` is not a legal topic name (Kafka's ``Topic.validate``), or None."""
+    """Why ``name`` is not a legal topic name, or None: 4.2.1 ``Topic#validate`` (its
+    ``detectInvalidTopic`` reasons, lengths in UTF-16 units as Java counts them)."""
+    reason = None
     if not name:
-        return "Topic name is illegal, it can't be empty"
-    if name in (".", ".."):
-        return "Topic name cannot be \".\" or \"..\""
-    if len(name) > MAX_TOPIC_NAME:
-        return (f"Topic name is illegal, it can't be longer than {MAX_TOPIC_NAME} characters, "
-                f"topic name: {name}")
-    if not _LEGAL_TOPIC.fullmatch(name):
-        return (f"Topic name \"{name}\" is illegal, it contains a character other than ASCII "
-                "alphanumerics, '.', '_' and '-'")
-    return None
+        reason = "the empty string is not allowed"
+    elif name in (".", ".."):
+        reason = f"'{name}' is not allowed"
+    elif len(name.encode("utf-16-le")) // 2 > MAX_TOPIC_NAME:
+        reason = f"the length of '{name}' is longer than the max allowed length {MAX_TOPIC_NAME}"
+    elif not _LEGAL_TOPIC.fullmatch(name):
+        reason = (f"'{name}' contains one or more characters other than ASCII alphanumerics, "
+                  "'.', '_' and '-'")
+    return None if reason is None else f"Topic name is invalid: {reason}"
 
 
 _JAVA_INT = re.compile(r"[+-]?[0-9]+")

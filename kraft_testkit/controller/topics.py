@@ -21,12 +21,21 @@ from ..protocol.uuid import Uuid
 from .config_schema import topic_name_problem
 from .eligibility import default_dirs, is_active, metadata_version
 from .partition_change import PartitionChangeError
+from .configs import clear_elr_records
+from .java_random import hash_map_order, string_hash
 from .placement import PLACEMENT_RANDOM_KEY, UsableBroker, place_replicas, usable_brokers
 from .result import ControllerContext, ControllerResult, record
 from .topic_configs import InvalidConfig, effective_topic_configs, validate_new_topic_configs
 
 TOPIC_RESOURCE = 2                 # ConfigResource.Type.TOPIC
 CLUSTER_METADATA_TOPIC = "__cluster_metadata"
+#: ``ReplicationControlManager.MAX_PARTITIONS_PER_BATCH``: the most partitions one CreateTopics
+#: may ask for (checked before anything is placed)
+MAX_PARTITIONS_PER_BATCH = 10_000
+#: ``QuorumController.MAX_RECORDS_PER_USER_OP``: the most records one user operation may write
+MAX_RECORDS_PER_USER_OP = 10_000
+TOO_MANY_PARTITIONS = "Excessively large number of partitions per request."
+TOO_MANY_RECORDS = "Unable to perform excessively large batch operation."
 K = TypeVar("K")
 
 CreateTopicResult = M.CreateTopicsResponse.CreatableTopicResult
@@ -94,6 +103,41 @@ def _duplicates(items: Iterable[K]) -> tuple[list[K], list[K]]:
     return ([k for k, c in counts.items() if c == 1], [k for k, c in counts.items() if c > 1])
 
 
+def _hash_set_order(names: Iterable[str], subset: Iterable[str]) -> list[str]:
+    """``subset`` in the iteration order of a Java ``HashSet`` that had ``names`` added (first
+    occurrences count) and the others removed: the order ``ControllerApis`` answers in."""
+    keep = set(subset)
+    if len(keep) <= 1:
+        return list(keep)
+    return [n for n in hash_map_order(dict.fromkeys(names), string_hash) if n in keep]
+
+
+def total_partitions(topics: Iterable[M.CreateTopicsRequest.CreatableTopic],
+                     default_partitions: int) -> int:
+    """``validateTotalNumberOfPartitions``' count: the assignments' number when given, else the
+    partitions asked for (the default for -1, nothing for an invalid count). An upper bound:
+    topics that fail later count too. (Kafka sums in a Java int, which can wrap around for
+    absurd counts; the kit sums exactly, so the bound always holds.)"""
+    total = 0
+    for topic in topics:
+        if topic.assignments:
+            total += len(topic.assignments)
+        elif topic.num_partitions == -1:
+            total += default_partitions
+        elif topic.num_partitions > 0:
+            total += topic.num_partitions
+    return total
+
+
+def _whole_request_failed(request: M.CreateTopicsRequest, code: ErrorCode,
+                          message: str) -> ControllerResult[M.CreateTopicsResponse]:
+    """``CreateTopicsRequest#getErrorResponse``: the controller threw, so every topic of the
+    request (duplicates each time they occur) gets the error, and nothing is written."""
+    return ControllerResult((), M.CreateTopicsResponse(topics=[
+        CreateTopicResult(name=t.name, error_code=code, error_message=message)
+        for t in request.topics]), True)
+
+
 # ---------------------------------------------------------------- partitions
 
 
@@ -158,8 +202,10 @@ def create_topics(ctx: ControllerContext,
     names are INVALID_REQUEST and ``__cluster_metadata`` is refused as Kafka's controller does."""
     image = ctx.image
     unique, duplicated = _duplicates(t.name for t in request.topics)
-    allowed = [n for n in unique if n != CLUSTER_METADATA_TOPIC]
+    allowed = {n for n in unique if n != CLUSTER_METADATA_TOPIC}
     topics = [t for t in request.topics if t.name in allowed]
+    if total_partitions(topics, ctx.config.num_partitions) > MAX_PARTITIONS_PER_BATCH:
+        return _whole_request_failed(request, ErrorCode.POLICY_VIOLATION, TOO_MANY_PARTITIONS)
     errors: dict[str, RequestFailed] = {}
     index: dict[str, str] | None = None
     for topic in topics:
@@ -205,6 +251,8 @@ def create_topics(ctx: ControllerContext,
             errors[topic.name] = e
             continue
         records.extend(topic_records)
+        if len(records) > MAX_RECORDS_PER_USER_OP:  # Kafka's BoundedList throws, whole request
+            return _whole_request_failed(request, ErrorCode.POLICY_VIOLATION, TOO_MANY_RECORDS)
         results[topic.name] = result
 
     response: list[CreateTopicResult] = []
@@ -215,13 +263,14 @@ def create_topics(ctx: ControllerContext,
         else:
             response.append(CreateTopicResult(name=topic.name, error_code=failed.code,
                                               error_message=failed.message))
-    for name in duplicated:
+    names = [t.name for t in request.topics]
+    for name in _hash_set_order(names, duplicated):
         response.append(CreateTopicResult(name=name, error_code=ErrorCode.INVALID_REQUEST,
                                           error_message="Duplicate topic name."))
     if CLUSTER_METADATA_TOPIC in unique:
-        response.append(CreateTopicResult(name=CLUSTER_METADATA_TOPIC,
-                                          error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED,
-                                          error_message="Authorization failed."))
+        response.append(CreateTopicResult(
+            name=CLUSTER_METADATA_TOPIC, error_code=ErrorCode.INVALID_REQUEST,
+            error_message=f"Creation of internal topic {CLUSTER_METADATA_TOPIC} is prohibited."))
     body = M.CreateTopicsResponse(topics=response)
     if request.validate_only:
         return ControllerResult((), body, True)
@@ -325,9 +374,14 @@ def _create_topic(ctx: ControllerContext, topic: M.CreateTopicsRequest.Creatable
             name=c.name, value=None if c.sensitive else c.value, read_only=c.read_only,
             config_source=c.source, is_sensitive=c.sensitive) for c in effective])
     records = [record(M.TopicRecord(name=topic.name, topic_id=topic_id), 0)]
-    records.extend(record(M.ConfigRecord(resource_type=TOPIC_RESOURCE, resource_name=topic.name,
-                                         name=name, value=value), 0)
-                   for name, value in configs.items())
+    # the configs go through incrementalAlterConfig: ConfigRecords in its HashMap's key order,
+    # then a ClearElrRecord when min.insync.replicas is among them and ELR is on
+    config_records = [record(M.ConfigRecord(resource_type=TOPIC_RESOURCE,
+                                            resource_name=topic.name, name=name,
+                                            value=configs[name]), 0)
+                      for name in hash_map_order(configs, string_hash)]
+    records.extend(config_records)
+    records.extend(clear_elr_records(ctx, config_records))
     records.extend(_partition_record(ctx.image, topic_id, pid, parts[pid]) for pid in sorted(parts))
     return records, result
 
@@ -403,31 +457,35 @@ def delete_topics(ctx: ControllerContext,
 def create_partitions(ctx: ControllerContext, request: M.CreatePartitionsRequest
                       ) -> ControllerResult[M.CreatePartitionsResponse]:
     """Grow topics to ``count`` partitions, placed like new topics (or as assigned), each new
-    partition starting with its active replicas as ISR. Duplicate names come first as
-    INVALID_REQUEST, then one result per topic in request order."""
+    partition starting with its active replicas as ISR. As ``ControllerApis`` answers: the
+    duplicate names first (INVALID_REQUEST), then one result per topic in Java ``HashSet``
+    order of the names. One request writes at most MAX_RECORDS_PER_USER_OP records: as in
+    Kafka, the topic that would pass the bound keeps the partitions written before it and
+    answers UNKNOWN_SERVER_ERROR, and so does every later topic that adds any."""
     unique, duplicated = _duplicates(t.name for t in request.topics)
+    names = [t.name for t in request.topics]
     results = [CreatePartitionsResult(name=name, error_code=ErrorCode.INVALID_REQUEST,
                                       error_message="Duplicate topic name.")
-               for name in duplicated]
+               for name in _hash_set_order(names, duplicated)]
+    by_name = {t.name: t for t in request.topics}
     records: list[MetadataRecord] = []
-    for topic in request.topics:
-        if topic.name not in unique:
-            continue
+    for name in _hash_set_order(names, unique):
         try:
-            records.extend(_create_partitions(ctx, topic))
+            _create_partitions(ctx, by_name[name], records)
         except RequestFailed as e:
-            results.append(CreatePartitionsResult(name=topic.name, error_code=e.code,
+            results.append(CreatePartitionsResult(name=name, error_code=e.code,
                                                   error_message=e.message))
             continue
-        results.append(CreatePartitionsResult(name=topic.name, error_code=ErrorCode.NONE,
+        results.append(CreatePartitionsResult(name=name, error_code=ErrorCode.NONE,
                                               error_message=None))
     body = M.CreatePartitionsResponse(results=results)
     return ControllerResult(() if request.validate_only else tuple(records), body, True)
 
 
 def _create_partitions(ctx: ControllerContext,
-                       topic: M.CreatePartitionsRequest.CreatePartitionsTopic
-                       ) -> list[MetadataRecord]:
+                       topic: M.CreatePartitionsRequest.CreatePartitionsTopic,
+                       records: list[MetadataRecord]) -> None:
+    """One topic's new partitions, appended to ``records`` (the request's, bounded)."""
     image = ctx.image
     existing = image.topic(topic.name)
     if existing is None:
@@ -445,8 +503,7 @@ def _create_partitions(ctx: ControllerContext,
                       f"Attempted to add {additional} additional partition(s), but only "
                       f"{len(topic.assignments)} assignment(s) were specified.")
     if not existing.partitions:
-        raise RequestFailed(ErrorCode.UNKNOWN_SERVER_ERROR,
-                      f"Invalid state: topic {topic.name} appears to have no partitions.")
+        raise RequestFailed(ErrorCode.UNKNOWN_SERVER_ERROR)  # Kafka hides the message
     replication_factor = len(next(iter(existing.partitions.values())).replicas)
     if topic.assignments is not None:
         placed = []
@@ -458,18 +515,22 @@ def _create_partitions(ctx: ControllerContext,
                               f"partition {current + i} are fenced or in controlled shutdown.")
             placed.append(tuple(assignment.broker_ids))
     else:
+        # Kafka places them all, then its bounded record list throws at the first one past the
+        # bound: placing only those that fit gives the same first assignments and never sizes
+        # anything by the count asked for
+        room = MAX_RECORDS_PER_USER_OP - len(records)
         try:
-            placed = place_replicas(_placement_random(ctx), usable_brokers(image), additional,
-                                    replication_factor)
+            placed = place_replicas(_placement_random(ctx), usable_brokers(image),
+                                    min(additional, room + 1), replication_factor)
         except KafkaApiError as e:
             raise RequestFailed.of(e) from None
-    records = []
     for partition_id, replicas in enumerate(placed, start=current):
         isr = _active_isr(image, replicas)
         if not isr:
             raise RequestFailed(ErrorCode.INVALID_REPLICATION_FACTOR,
                           f"Unable to replicate the partition {replication_factor} time(s): All "
                           "brokers are currently fenced or in controlled shutdown.")
+        if len(records) >= MAX_RECORDS_PER_USER_OP:
+            raise RequestFailed(ErrorCode.UNKNOWN_SERVER_ERROR)  # BoundedListTooLongException
         partition = new_partition(image, replicas, isr)
         records.append(_partition_record(image, existing.id, partition_id, partition))
-    return records
