@@ -26,6 +26,8 @@ from .result import ControllerContext, ControllerResult, record
 
 CLUSTER_NAME = "kafka-cluster"
 WILDCARD_RESOURCE = "*"
+#: ``QuorumController.MAX_RECORDS_PER_USER_OP``: the most ACLs one request may create or delete
+MAX_RECORDS_PER_USER_OP = 10_000
 
 
 class ResourceType(IntEnum):
@@ -107,6 +109,14 @@ def create_acls(ctx: ControllerContext, request: M.CreateAclsRequest
                 error_code=int(error[0]), error_message=error[1]))
             continue
         if acl not in existing and acl not in added:
+            if len(records) >= MAX_RECORDS_PER_USER_OP:
+                # Kafka's bounded record list throws; the controller answers every creation
+                # POLICY_VIOLATION (EventHandlerExceptionInfo) and writes nothing
+                failed = M.CreateAclsResponse.AclCreationResult(
+                    error_code=int(ErrorCode.POLICY_VIOLATION),
+                    error_message="Unable to perform excessively large batch operation.")
+                return ControllerResult((), M.CreateAclsResponse(
+                    results=[failed] * len(request.creations)), True)
             added.add(acl)
             acl_id = _new_acl_id(ctx, used_ids)
             records.append(record(M.AccessControlEntryRecord(id=acl_id, **acl._asdict()), 0))
@@ -243,6 +253,9 @@ def delete_acls(ctx: ControllerContext, request: M.DeleteAclsRequest
     removed: dict[Uuid, None] = {}
     results = []
     acls = _sorted_acls(ctx.image)
+    by_name: dict[str, list[tuple[Uuid, Acl]]] = {}
+    for acl_id, acl in acls:  # a filter naming its resource exactly looks at those ACLs only
+        by_name.setdefault(acl.resource_name, []).append((acl_id, acl))
     for f in request.filters:
         acl_filter = AclFilter.from_delete(f)
         problem = acl_filter.problem()
@@ -251,8 +264,11 @@ def delete_acls(ctx: ControllerContext, request: M.DeleteAclsRequest
                 error_code=int(ErrorCode.INVALID_REQUEST), error_message=problem, matching_acls=()))
             continue
         matching = []
-        for acl_id, acl in acls:
+        exact = acl_filter.resource_name is not None and acl_filter.pattern_type != PatternType.MATCH
+        for acl_id, acl in by_name.get(acl_filter.resource_name, ()) if exact else acls:
             if acl_filter.matches(acl):
+                if len(removed) >= MAX_RECORDS_PER_USER_OP:
+                    return _too_many_deletions(request)
                 removed.setdefault(acl_id)
                 matching.append(DA.DeleteAclsMatchingAcl(
                     error_code=0, resource_type=acl.resource_type,
@@ -262,6 +278,16 @@ def delete_acls(ctx: ControllerContext, request: M.DeleteAclsRequest
         results.append(DA.DeleteAclsFilterResult(error_code=0, matching_acls=matching))
     records = tuple(record(M.RemoveAccessControlEntryRecord(id=acl_id), 0) for acl_id in removed)
     return ControllerResult(records, DA(filter_results=results), True)
+
+
+def _too_many_deletions(request: M.DeleteAclsRequest) -> ControllerResult[M.DeleteAclsResponse]:
+    """Kafka refuses the whole request (``deleteAcls`` turns its bound into
+    INVALID_REQUEST, and every filter gets that answer); nothing is removed."""
+    failed = DA.DeleteAclsFilterResult(
+        error_code=int(ErrorCode.INVALID_REQUEST), matching_acls=(),
+        error_message=f"Cannot remove more than {MAX_RECORDS_PER_USER_OP} acls in a single "
+                      "delete operation.")
+    return ControllerResult((), DA(filter_results=[failed] * len(request.filters)), True)
 
 
 # ================================================================ DescribeAcls

@@ -166,7 +166,10 @@ def build_partition_change(
     directories; replicas new to the partition get ``default_dir(broker)`` (only written from
     metadata.version 3.7-IV2, where PartitionChangeRecord v1 carries Directories).
     """
-    elr = elr if elr is not None and V.is_elr_supported(metadata_version) else Elr(False)
+    if elr is None:
+        elr = Elr(False)
+    elif not V.is_elr_supported(metadata_version):
+        elr = Elr(False, use_last_known_leader=elr.use_last_known_leader)
     change = _Change(partition, acceptable_leader, election, elr)
     if isr is not None:
         change.isr = tuple(isr)
@@ -233,16 +236,15 @@ def _elr_changes(fields: dict, change: _Change, leader: int) -> None:
 
 
 def _last_known_leader(fields: dict, change: _Change, leader: int) -> None:
-    """Kafka's ``maybeUpdateLastKnownLeader``: the first time the ISR becomes empty the last
-    known ELR records the leader; once the partition has a leader again it is cleared."""
+    """4.2.1 ``maybeUpdateLastKnownLeader``: when the record takes the leader away and no last
+    known ELR is stored yet, it stores the partition's leader; when the record names a leader
+    and one is stored, it is cleared. ``leader``: the record's Leader (-2 when unchanged)."""
     partition, settings = change.partition, change.elr_settings
     if not settings.use_last_known_leader or not settings.enabled:
         return
-    if fields.get("isr") == () and (len(partition.last_known_elr) != 1
-                                    or partition.last_known_elr[0] != partition.leader):
+    if leader == NO_LEADER and not partition.last_known_elr:
         fields["last_known_elr"] = (partition.leader,)
-    elif (leader >= 0 or (partition.leader != NO_LEADER and leader != NO_LEADER)) \
-            and partition.last_known_elr:
+    elif leader >= 0 and partition.last_known_elr:
         fields["last_known_elr"] = ()
 
 
