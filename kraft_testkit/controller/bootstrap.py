@@ -1,11 +1,14 @@
 """What a new active controller writes first: the bootstrap records of an empty log.
 
-After Kafka's ``BootstrapMetadata`` and ``ActivationRecordsGenerator`` (3.7). The bootstrap
-metadata is the FeatureLevelRecord of metadata.version (plus other finalized features, sorted by
-name); an empty log gets it together with a ZkMigrationStateRecord (NONE: a new KRaft cluster)
-from 3.4-IV0, all inside a metadata transaction named "Bootstrap records" from 3.6-IV1, or as
-one plain atomic batch before that. A log whose bootstrap transaction was cut off by a failover
-gets it aborted and written again; any other open transaction is aborted. A log that predates
+After Kafka 4.2.1's ``BootstrapMetadata`` and ``ActivationRecordsGenerator``
+(``recordsForEmptyLog`` / ``recordsForNonEmptyLog``). The bootstrap metadata is the
+FeatureLevelRecord of metadata.version (plus other finalized features, sorted by name, and with
+ELR on the cluster-level min.insync.replicas); an empty log gets it inside a metadata
+transaction named "Bootstrap records" from 3.6-IV1, or as one plain atomic batch before that.
+Kafka 4.x writes no ZkMigrationStateRecord (3.x wrote one, state NONE, from 3.4-IV0 on), so the
+first record after the bootstrap sits at the offset a real 4.2 cluster gives it. A log whose
+bootstrap transaction was cut off by a failover gets it aborted and written again; a non-empty
+log with any other open transaction gets it aborted and nothing else. A log that predates
 3.3-IV0 cannot be bootstrapped (FeatureLevelRecord did not exist): Kafka refuses, and so do we.
 """
 
@@ -20,7 +23,7 @@ from ..metadata import versions as V
 from ..protocol import messages as M
 from ..protocol.frames import MetadataRecord
 from ..metadata import feature_versions as FV
-from .features import BROKER_RESOURCE, MIN_ISR, ZkMigrationState, feature_level_record
+from .features import BROKER_RESOURCE, MIN_ISR, feature_level_record
 from .result import record
 
 TRANSACTION_NAME = "Bootstrap records"
@@ -42,15 +45,15 @@ class BootstrapMetadata:
 
     @classmethod
     def from_version(cls, metadata_version: int | str, features: Mapping[str, int] | None = None,
-                     source: str = "the default bootstrap", *, unstable: bool = False,
-                     min_insync_replicas: int = 1) -> BootstrapMetadata:
+                     source: str = "the default bootstrap", *,
+                     unstable: bool = False) -> BootstrapMetadata:
         """metadata.version (level or name like ``"4.2-IV1"``) and other feature levels, as
         Kafka's format step computes them: features not given get their default level at that
         metadata.version (``Feature.defaultVersion``: at 4.2-IV1 group.version 1,
         transaction.version 2, eligible.leader.replicas.version 1, share.version 1,
         streams.version 1); a non-production level needs ``unstable``; every level must meet
-        its dependencies; a feature at level 0 is simply not finalized. With ELR on, Kafka's
-        ELR safety record (a cluster-level min.insync.replicas) follows the feature records."""
+        its dependencies; a feature at level 0 is simply not finalized. These are the records
+        ``kafka-storage format`` puts in ``bootstrap.checkpoint``."""
         try:
             mv = V.check_usable(metadata_version, unstable=unstable).level
         except KraftError as e:
@@ -80,9 +83,6 @@ class BootstrapMetadata:
         for name in FV.RECORDED:
             if levels[name] > 0:
                 records.append(feature_level_record(name, levels[name]))
-        if levels[FV.ELR_VERSION] >= 1:
-            records.append(record(M.ConfigRecord(resource_type=BROKER_RESOURCE, resource_name="",
-                                                 name=MIN_ISR, value=str(min_insync_replicas)), 0))
         return cls.from_records(records, source)
 
     @classmethod
@@ -103,14 +103,20 @@ class BootstrapMetadata:
                 f"are not supported. Can't load metadata from {source}")
         return cls(records, mv, source)
 
+    def feature_level(self, name: str) -> int:
+        """The level the bootstrap records finalize ``name`` at (0 if they do not)."""
+        levels = [r.message.feature_level for r in self.records
+                  if isinstance(r.message, M.FeatureLevelRecord) and r.message.name == name]
+        return levels[-1] if levels else 0
+
 
 def bootstrap_records(metadata_version: int | str,
                       features: Mapping[str, int] | None = None, *,
-                      unstable: bool = False) -> list[MetadataRecord]:
+                      unstable: bool = False, min_insync_replicas: int = 1) -> list[MetadataRecord]:
     """The records an empty log gets at this metadata.version, exactly as the first active
     controller writes them (with the transaction markers where the version has them)."""
     return activation_records(MetadataImage.EMPTY, BootstrapMetadata.from_version(
-        metadata_version, features, unstable=unstable))
+        metadata_version, features, unstable=unstable), min_insync_replicas)
 
 
 def is_empty_log(image: MetadataImage) -> bool:
@@ -118,16 +124,15 @@ def is_empty_log(image: MetadataImage) -> bool:
     return image.visible() == MetadataImage.EMPTY
 
 
-def _zk_migration_record() -> MetadataRecord:
-    return record(M.ZkMigrationStateRecord(zk_migration_state=int(ZkMigrationState.NONE)), 0)
-
-
-def activation_records(image: MetadataImage, bootstrap: BootstrapMetadata) -> list[MetadataRecord]:
+def activation_records(image: MetadataImage, bootstrap: BootstrapMetadata,
+                       min_insync_replicas: int = 1) -> list[MetadataRecord]:
     """What a controller appends as it becomes active over ``image`` (the committed state).
 
-    An empty log gets the bootstrap records; a log with an open metadata transaction gets it
-    aborted (and, if that was the cut-off bootstrap, the bootstrap again). One batch: with
-    transactions the markers make it atomic to readers, without them the batch does.
+    An empty log gets the bootstrap records, and with ELR on Kafka's ELR safety record (a
+    cluster-level min.insync.replicas, the controller's static one); a log with an open
+    metadata transaction gets it aborted (and, if that was the cut-off bootstrap, the bootstrap
+    again). One batch: with transactions the markers make it atomic to readers, without them
+    the batch does.
     """
     open_transaction = image.in_transaction
     if is_empty_log(image):
@@ -143,8 +148,9 @@ def activation_records(image: MetadataImage, bootstrap: BootstrapMetadata) -> li
         if transactional:
             records.append(record(M.BeginTransactionRecord(name=TRANSACTION_NAME), 0))
         records.extend(bootstrap.records)
-        if V.is_migration_supported(mv):
-            records.append(_zk_migration_record())
+        if bootstrap.feature_level(FV.ELR_VERSION) > 0:
+            records.append(record(M.ConfigRecord(resource_type=BROKER_RESOURCE, resource_name="",
+                                                 name=MIN_ISR, value=str(min_insync_replicas)), 0))
         if transactional:
             records.append(record(M.EndTransactionRecord(), 0))
         return records

@@ -182,11 +182,11 @@ def build_controller(node_id: int, rng, *, cluster_id: str, config, metadata_ver
     """A quorum controller with every control module, timer and bootstrap wired in."""
     boot = bootstrap.BootstrapMetadata.from_version(
         metadata_version, features=features_levels,
-        unstable=config.unstable_feature_versions_enable,
-        min_insync_replicas=config.min_insync_replicas)
+        unstable=config.unstable_feature_versions_enable)
     return QuorumController(
         node_id, cluster_id=cluster_id, config=config, rng=rng,
-        bootstrap=lambda image: bootstrap.activation_records(image, boot),
+        bootstrap=lambda image: bootstrap.activation_records(image, boot,
+                                                          config.min_insync_replicas),
         timers=(lease_task, noop_task, token_task, balance_task, unclean_task),
         on_activate=(on_activate,),
         on_resign=(on_resign,))

@@ -61,11 +61,14 @@ def _write_features(image: MetadataImage, mv: int, loss: LossHandler,
         out.append(MetadataRecord(M.FeatureLevelRecord(name=V.FEATURE_NAME, feature_level=mv), 0))
         for name, level in sorted(features.finalized.items()):
             out.append(MetadataRecord(M.FeatureLevelRecord(name=name, feature_level=level), 0))
-    if V.is_migration_supported(mv):
-        out.append(MetadataRecord(
-            M.ZkMigrationStateRecord(zk_migration_state=features.zk_migration_state), 0))
-    elif features.zk_migration_state != 0:
-        loss(f"the ZK migration state, which was {features.zk_migration_state}")
+    # Kafka 4.x's FeaturesImage#write writes feature levels only: a cluster bootstrapped by
+    # 4.x (state NONE) gets no ZkMigrationStateRecord. A state a 3.x log left is kept.
+    if features.zk_migration_state != 0:
+        if V.is_migration_supported(mv):
+            out.append(MetadataRecord(
+                M.ZkMigrationStateRecord(zk_migration_state=features.zk_migration_state), 0))
+        else:
+            loss(f"the ZK migration state, which was {features.zk_migration_state}")
 
 
 def _write_cluster(image: MetadataImage, mv: int, loss: LossHandler,

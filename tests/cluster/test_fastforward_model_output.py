@@ -4,8 +4,10 @@ of the speed-ups), then re-recorded once when a voter's fetch that moves only th
 record of it got its ``narrow`` wake-ups too (checked: with those fields cleared the digests
 were still e69517a's), and once more when a broker's answer that commits at a due ISR check
 became one its logic does not act on where the broker leads nothing (checked: with every
-answer's ``defer`` cleared the digests were the model's before), 60 virtual s ahead of a cluster booted 10 s, with and without the leader's
-steps. The digest (``fastforward.model_digest.fingerprint``) covers every event with all its
+answer's ``defer`` cleared the digests were the model's before), and once when the bootstrap
+stopped writing a ZkMigrationStateRecord (as Kafka 4.x: every offset one lower; the event
+counts and stop reasons were unchanged), 60 virtual s ahead of a cluster booted 10 s, with and
+without the leader's steps. The digest (``fastforward.model_digest.fingerprint``) covers every event with all its
 fields, the leader's steps, the NoOps, drains, messages in flight, the loops' final states
 and the links' counters. A change of the simulation itself (a link's draws, a timer's tie)
 changes them too: then re-record them with the model of a known-good commit, e.g.
@@ -21,16 +23,16 @@ from kraft_testkit.fastforward.model_digest import fingerprint
 from kraft_testkit.fastforward.quorum_model import predict_quorum
 
 RECORDED = {  # (brokers, seed, steps) -> (digest, events, why the stretch stopped)
-    (0, 1, False): ("41794f50b836dcd1", 776, "log cleaner on 1000"),
-    (0, 1, True): ("986a8326659226be", 776, "log cleaner on 1000"),
-    (0, 2, False): ("2d06c291828181ed", 783, "log cleaner on 1000"),
-    (4, 2, False): ("f2503e380a175265", 2079, "log cleaner on 0"),
-    (4, 2, True): ("a0bb98c7aa4c8ce9", 2079, "log cleaner on 0"),
-    (4, 3, False): ("9ea1c9220e84ef20", 2119, "log cleaner on 0"),
-    (10, 1, False): ("e6059971a01c9548", 4028, "log cleaner on 0"),
-    (10, 1, True): ("9c3cdd9550c18677", 4028, "log cleaner on 0"),
-    (10, 5, False): ("39b1c693f876e644", 4020, "log cleaner on 0"),
-    (10, 5, True): ("cf7ebd40219c82c7", 4020, "log cleaner on 0"),
+    (0, 1, False): ("4aca04f9beee0b65", 776, "log cleaner on 1000"),
+    (0, 1, True): ("7940ce40975db3a8", 776, "log cleaner on 1000"),
+    (0, 2, False): ("195e51a73f4cecd4", 783, "log cleaner on 1000"),
+    (4, 2, False): ("f19909ebfcaac378", 2079, "log cleaner on 0"),
+    (4, 2, True): ("911fe6ecbfaf6bf0", 2079, "log cleaner on 0"),
+    (4, 3, False): ("a9d686864a7fa033", 2119, "log cleaner on 0"),
+    (10, 1, False): ("f6cc688c7c80d907", 4028, "log cleaner on 0"),
+    (10, 1, True): ("10746fbc3df83b39", 4028, "log cleaner on 0"),
+    (10, 5, False): ("99ef48046c1b81a1", 4020, "log cleaner on 0"),
+    (10, 5, True): ("e507fa9c6ebb7ecd", 4020, "log cleaner on 0"),
 }
 
 

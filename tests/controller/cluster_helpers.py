@@ -46,6 +46,28 @@ def golden_batches():
     return read_log(GOLDEN_C)
 
 
+def as_kafka_4(golden: Sequence[tuple[int, MetadataRecord]]) -> list[tuple[int, MetadataRecord]]:
+    """A history written by Kafka 3.4-3.9 (the golden logs are Kafka trunk builds of late 2023)
+    as Kafka 4.x writes it: the bootstrap has no ZkMigrationStateRecord
+    (``ActivationRecordsGenerator#recordsForEmptyLog``), so every later offset, and every broker
+    epoch taken from one, is one lower. Nothing else changes."""
+    out: list[tuple[int, MetadataRecord]] = []
+    dropped: list[int] = []
+
+    def shift(n: int) -> int:
+        return n - sum(1 for d in dropped if d < n)
+
+    for offset, rec in golden:
+        msg = rec.message
+        if isinstance(msg, M.ZkMigrationStateRecord):
+            dropped.append(offset)
+            continue
+        if isinstance(msg, (M.RegisterBrokerRecord, M.BrokerRegistrationChangeRecord)):
+            rec = MetadataRecord(msg.replace(broker_epoch=shift(msg.broker_epoch)), rec.version)
+        out.append((shift(offset), rec))
+    return out
+
+
 # ---------------------------------------------------------------- request builders
 
 
