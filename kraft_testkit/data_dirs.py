@@ -5,8 +5,10 @@ it: the cluster id and each node's directory id come from the nodes' ``meta.prop
 Kafka node reads them at start), not from the seed, so a reopened cluster is the same cluster
 whatever seed drives the new run. A folder whose ``meta.properties`` is damaged is left for its
 node to refuse at start (the node then stays down with a
-:class:`~kraft_testkit.errors.StorageError`); folders that disagree on the cluster id are refused
-here, as no Kafka cluster can be made of them. A node folder that holds files but no
+:class:`~kraft_testkit.errors.StorageError`), and so is a folder of another cluster among the
+cluster's folders; folders split evenly between two cluster ids are refused here, as no Kafka
+cluster can be made of them, and so is a data_dir whose folders hold files but none a
+``meta.properties``. A node folder that holds files but no
 ``meta.properties`` while other folders are formatted is not formatted: that node refuses to start
 (:func:`unformatted_nodes`), as a Kafka node does until ``kafka-storage format`` ran; a folder
 that does not exist yet (a node added on a reopen) is formatted by the kit, as on the first run.
@@ -15,6 +17,7 @@ that does not exist yet (a node added on a reopen) is formatted by the kit, as o
 from __future__ import annotations
 
 import os
+from collections import Counter
 from collections.abc import Mapping
 
 from kraft_testkit.errors import ConfigError, StorageError
@@ -29,11 +32,17 @@ def node_dir(data_dir: str, node: int, roles: tuple[str, ...]) -> str:
 
 
 def found_controllers(data_dir: str) -> list[int]:
-    """Ids of the formatted controller (and combined) folders under ``data_dir``."""
-    return sorted(int(name.split("-", 1)[1]) for name in os.listdir(data_dir)
-                  if name.split("-", 1)[0] in ("controller", "combined")
-                  and name.split("-", 1)[-1].isdigit()
-                  and os.path.isfile(os.path.join(data_dir, name, META_PROPERTIES)))
+    """Ids of the controller (and combined) folders under ``data_dir`` that hold a node: formatted,
+    or holding files (a controller whose ``meta.properties`` is damaged or gone is still one of
+    the cluster's voters; it refuses to start, it does not change the quorum)."""
+    found = []
+    for name in os.listdir(data_dir):
+        role, _, node = name.partition("-")
+        folder = os.path.join(data_dir, name)
+        if role in ("controller", "combined") and node.isdigit() and os.path.isdir(folder) and (
+                os.path.isfile(os.path.join(folder, META_PROPERTIES)) or any(os.scandir(folder))):
+            found.append(int(node))
+    return sorted(found)
 
 
 def check_voters(data_dir: str, controller_ids: list[int]) -> None:
@@ -50,16 +59,19 @@ def check_voters(data_dir: str, controller_ids: list[int]) -> None:
 
 def read_identity(data_dir: str, roles: Mapping[int, tuple[str, ...]]
                   ) -> tuple[str | None, dict[int, Uuid]]:
-    """The cluster id and the directory ids the nodes' folders already carry (if any)."""
-    cluster_id: str | None = None
-    first = ""
-    directories: dict[int, Uuid] = {}
+    """The cluster id and the directory ids the nodes' folders already carry (if any).
+
+    The cluster id is the one most folders carry: a folder of another cluster among them is that
+    node's damage (it refuses to start, naming its file); folders split evenly between two ids
+    are no cluster at all, and refused here.
+    """
+    found: dict[int, tuple[str, str, Uuid | None]] = {}  # node -> (path, cluster id, dir id)
     for node, node_roles in sorted(roles.items()):
         path = os.path.join(node_dir(data_dir, node, node_roles), META_PROPERTIES)
         try:
             with open(path, "rb") as f:
                 raw = f.read()
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):
             continue
         except OSError as e:
             raise StorageError(path, f"cannot be read: {e}") from None
@@ -67,14 +79,19 @@ def read_identity(data_dir: str, roles: Mapping[int, tuple[str, ...]]
             props = read_meta_properties(raw, path, node_id=node)
         except StorageError:
             continue  # the node itself refuses it when it starts, naming the problem
-        if cluster_id is None:
-            cluster_id, first = props.cluster_id, path
-        elif props.cluster_id != cluster_id:
-            raise StorageError(path, f"cluster.id is {props.cluster_id!r}, but {first} says "
-                                     f"{cluster_id!r}: these folders are not one cluster")
-        if props.directory_id is not None:
-            directories[node] = props.directory_id
-    return cluster_id, directories
+        found[node] = (path, props.cluster_id, props.directory_id)
+    if not found:
+        return None, {}
+    votes = Counter(cluster for _, cluster, _ in found.values())
+    (cluster_id, most), *rest = votes.most_common()
+    if rest and rest[0][1] == most:
+        first = next(p for p, c, _ in found.values() if c == cluster_id)
+        other = next(p for p, c, _ in found.values() if c == rest[0][0])
+        raise StorageError(other, f"cluster.id is {rest[0][0]!r}, but {first} says "
+                                  f"{cluster_id!r}, and as many folders hold each: these "
+                                  f"folders are not one cluster")
+    return cluster_id, {n: d for n, (_, c, d) in found.items()
+                        if c == cluster_id and d is not None}
 
 
 def unformatted_nodes(data_dir: str, roles: Mapping[int, tuple[str, ...]]
@@ -84,6 +101,13 @@ def unformatted_nodes(data_dir: str, roles: Mapping[int, tuple[str, ...]]
     relative to the node's folder, which the simulator adds)."""
     folders = {n: node_dir(data_dir, n, r) for n, r in roles.items()}
     if not any(os.path.isfile(os.path.join(d, META_PROPERTIES)) for d in folders.values()):
+        used = sorted(d for d in folders.values() if os.path.isdir(d) and any(os.scandir(d)))
+        if used:  # every meta.properties gone: Kafka refuses each of these directories
+            raise StorageError(os.path.join(used[0], META_PROPERTIES), (
+                f"not found, nor in any other node folder under {data_dir}, while "
+                f"{len(used)} of them hold files (a cluster's logs whose identity is gone): "
+                "no node starts on an unformatted directory; format them with 'kraft-testkit "
+                "storage format' and the cluster id, or empty data_dir for a new cluster"))
         return {}  # a new data_dir, or one the kit has not formatted yet: the kit formats it
     refused = {}
     for node, folder in sorted(folders.items()):

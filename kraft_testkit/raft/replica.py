@@ -162,6 +162,7 @@ class RaftReplica(ElectionRpcs, Replication, VoterSetState):
         raw_state = disk.get(QUORUM_STATE)
         self._stored = decode_quorum_state(raw_state, QUORUM_STATE) if raw_state \
             else ElectionState()
+        self._forgotten_epoch = -1  # see on_start
         self.epoch = self._stored.epoch
         self.role = UNATTACHED
         self.leader_id: int | None = None
@@ -202,6 +203,9 @@ class RaftReplica(ElectionRpcs, Replication, VoterSetState):
         self._clean_at = now_ms + self.config.log_clean_interval_ms
         s = self._stored
         if self.log.last_epoch > s.epoch:
+            # its election state is older than its log (a lost quorum-state): it may have led
+            # or voted in that epoch and cannot know; Kafka starts it unattached there
+            self._forgotten_epoch = self.log.last_epoch
             self._to_unattached(self.log.last_epoch, now_ms)
         elif not self.is_voter:
             if s.leader_id >= 0 and s.leader_id != self.id:
@@ -502,6 +506,11 @@ class RaftReplica(ElectionRpcs, Replication, VoterSetState):
                 # leader is gone
                 if epoch > self.epoch:
                     self._to_unattached(epoch, now)
+                return
+            if epoch == self._forgotten_epoch == self.epoch:
+                # others still follow its leadership of the epoch its lost quorum-state held
+                # (Kafka's transitionToFollower throws on this and the node halts); it leads
+                # no more, and their fetch timeout elects a new leader
                 return
             if epoch > self.epoch or epoch == self.epoch and self.role not in (LEADER, RESIGNED):
                 self.anomalies.append(f"told that it leads epoch {epoch} while {self.role} "

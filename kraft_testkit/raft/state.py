@@ -54,6 +54,13 @@ def encode_quorum_state(state: ElectionState, voters: Iterable[int], version: in
     return f'{text[:-1]},"data_version":{version}}}'.encode()
 
 
+#: the fields QuorumStateData has in each data_version: Kafka's reader refuses a file without one
+_MANDATORY = {0: ("clusterId", "leaderId", "leaderEpoch", "votedId", "appliedOffset",
+                  "currentVoters"),
+              1: ("leaderId", "leaderEpoch", "votedId", "votedDirectoryId")}
+_KNOWN = {"data_version", "votedDirectoryId", *_MANDATORY[0]}
+
+
 def decode_quorum_state(raw: bytes, path: str = "quorum-state") -> ElectionState:
     """Read a quorum-state file (data_version 0 or 1); :class:`CorruptFile` names ``path`` and
     the problem when it is not Kafka's QuorumStateData (Kafka refuses to start on such a file)."""
@@ -64,15 +71,23 @@ def decode_quorum_state(raw: bytes, path: str = "quorum-state") -> ElectionState
                                 f"{type(e).__name__}: {str(e)[:120]}") from None
     if not isinstance(obj, dict):
         raise CorruptFile(path, f"expected a JSON object, found {type(obj).__name__}")
-    version = obj.get("data_version", 0)
-    if type(version) is not int or version not in (0, 1):
-        raise CorruptFile(path, f"data_version {version!r} is unknown (0 and 1 are)")
     fields = {}
-    for key, default in (("leaderEpoch", 0), ("leaderId", -1), ("votedId", -1)):
-        value = obj.get(key, default)
+    for key in ("leaderEpoch", "leaderId", "votedId"):
+        value = obj.get(key, 0)
         if type(value) is not int or not -(1 << 31) <= value < (1 << 31):
             raise CorruptFile(path, f"{key} must be a 32-bit integer, found {value!r:.60}")
         fields[key] = value
+    if "data_version" not in obj:  # FileQuorumStateStore refuses it
+        raise CorruptFile(path, "has no data_version field (Kafka's QuorumStateData needs one)")
+    version = obj["data_version"]
+    if type(version) is not int or version not in (0, 1):
+        raise CorruptFile(path, f"data_version {version!r} is unknown (0 and 1 are)")
+    for key in _MANDATORY[version]:  # Kafka's generated JSON reader: every field of the version
+        if key not in obj:
+            unknown = sorted(k for k in obj if k not in _KNOWN)
+            raise CorruptFile(path, f"field {key!r} is missing (mandatory in data_version "
+                                    f"{version})" + (f"; unknown fields: {', '.join(unknown)}"
+                                                     if unknown else ""))
     state = ElectionState(fields["leaderEpoch"], fields["leaderId"], fields["votedId"])
     if state.epoch < 0:
         return ElectionState()
@@ -91,13 +106,17 @@ def read_meta_properties(raw: bytes, path: str = META_PROPERTIES, *,
 
     The file's own checks (:mod:`kraft_testkit.storage.meta_properties`: version, ids, a
     reserved directory id) raise its ``MetaPropertiesError``; a KRaft node also needs version 1,
-    and, when given, its own ``node_id`` and ``cluster_id``: :class:`CorruptFile` otherwise. All
+    a directory.id, and, when given, its own ``node_id`` and ``cluster_id``: :class:`CorruptFile` otherwise. All
     are :class:`~kraft_testkit.errors.StorageError` naming the file.
     """
     props = meta_properties_from(parse_properties(raw.decode("utf-8", "replace")), path)
     if props.version != 1:
         raise CorruptFile(path, f"version is {props.version} (ZooKeeper era); KRaft log "
                                 f"directories have version=1")
+    if props.directory_id is None:  # Kafka would give it a new one: see docs/storage.md
+        raise CorruptFile(path, "directory.id is missing: the node's directory id (a voter's "
+                                "and a broker's log directory identity) is not known; restore "
+                                "the file or format the directory again")
     if node_id is not None and props.node_id != node_id:
         raise CorruptFile(path, f"stored node.id {props.node_id} does not match this node's id "
                                 f"{node_id} (a directory of another node?)")

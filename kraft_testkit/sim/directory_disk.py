@@ -9,13 +9,14 @@ simulator come from memory, so a directory-backed run is as deterministic as a m
 
 from __future__ import annotations
 
+import errno
 import os
 import random
 import shutil
 from pathlib import Path
 
 from kraft_testkit.sim.disk import MemoryDisk, check_file_name
-from kraft_testkit.sim.errors import DiskError
+from kraft_testkit.sim.errors import DiskWriteError
 from kraft_testkit.sim.node import Append, Delete, DiskOp, DiskView, Replace, Truncate
 
 
@@ -30,6 +31,7 @@ class DirectoryDisk:
         self.root = Path(root)
         self.root.mkdir(parents=True, exist_ok=True)
         self._mem = MemoryDisk()
+        self._behind: set[str] | None = None  # files a crash could not mirror (a full disk)
         for path in sorted(p for p in self.root.rglob("*") if p.is_file()):
             name = path.relative_to(self.root).as_posix()
             self._mem.apply(Replace(check_file_name(name), path.read_bytes()))
@@ -56,17 +58,31 @@ class DirectoryDisk:
             elif isinstance(op, Delete):
                 path.unlink(missing_ok=True)
         except OSError as e:
-            raise DiskError(f"mirroring {type(op).__name__} of {op.file!r} to {path}: {e}") from e
+            if isinstance(op, Replace):
+                path.with_name(path.name + ".tmp").unlink(missing_ok=True)
+            what = "no space left on device" if e.errno in (errno.ENOSPC, errno.EDQUOT) else \
+                f"the file system refused it: {e.strerror or e}"
+            raise DiskWriteError(str(path), f"{what} ({type(op).__name__} of "
+                                            f"{len(getattr(op, 'data', b''))} bytes)") from e
 
     def sync(self) -> None:
         # The simulated fsync decides what survives a simulated crash; the real files are a
         # mirror for readers, so a real fsync would only cost time.
         self._mem.sync()
+        if self._behind is not None:
+            try:
+                self._mirror(self._behind)
+                self._behind = None
+            except OSError:
+                pass  # still full: tried again at the next sync
 
     def crash(self, rng: random.Random, torn_tail_probability: float) -> None:
         before = set(self._mem.view())
         self._mem.crash(rng, torn_tail_probability)
-        self._mirror(before)
+        try:
+            self._mirror(before)
+        except OSError:  # a full disk: the files show it once there is room (the next sync)
+            self._behind = before
 
     def wipe(self) -> None:
         self._mem.wipe()

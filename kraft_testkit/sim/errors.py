@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from kraft_testkit.errors import ConfigError, KraftError
+from kraft_testkit.errors import ConfigError, KraftError, StorageError
 
 
 class SimulationError(KraftError):
@@ -33,6 +33,11 @@ class EffectsError(SimulationError, TypeError):
 
 class DiskError(SimulationError):
     """A disk operation that no file system would accept (truncate past the end...)."""
+
+
+class DiskWriteError(DiskError, StorageError):
+    """The real file system refused a node's write (a full disk, an I/O error): the node fails,
+    as a Kafka node halts when its metadata log directory fails; names the file and the problem."""
 
 
 def _format_tail(tail: Sequence[str]) -> str:

@@ -13,7 +13,7 @@ from enum import Enum
 
 from kraft_testkit.errors import StorageError
 from kraft_testkit.sim.disk import Disk, write_all
-from kraft_testkit.sim.errors import EffectsError, InvalidArgument, NodeStateError
+from kraft_testkit.sim.errors import DiskWriteError, EffectsError, InvalidArgument, NodeStateError
 from kraft_testkit.sim.network import Network, Packet
 from kraft_testkit.sim.node import (
     NEVER,
@@ -266,6 +266,14 @@ class Process:
         if not self.up:
             raise NodeStateError(f"cannot {action} node {self.node_id}: it is {self.state.value}")
 
+    def _fail_on_disk(self, error: DiskWriteError) -> None:
+        """The node's write failed on the real disk: it goes down as in a crash (what it had not
+        synced is lost, nothing it meant to send leaves) and stays ``failed`` until started."""
+        self._go_down(ProcessState.FAILED)
+        self.failure = error
+        self._trace.record(self._sched.now_ms, "fail", self.node_id, None, str(error))
+        self.disk.crash(self._crash_rng, 0.0)
+
     def _go_down(self, state: ProcessState) -> None:
         self._crash_in_writes = None
         if self._timer is not None:
@@ -368,7 +376,11 @@ class Process:
                 return
             self._crash_in_writes = (left - len(effects.writes), torn)
         if effects.writes or effects.sync:
-            write_all(self.disk, effects.writes, effects.sync)
+            try:
+                write_all(self.disk, effects.writes, effects.sync)
+            except DiskWriteError as e:  # a full or failing disk: this node halts, alone
+                self._fail_on_disk(e)
+                return
             detail = ", ".join(map(_describe_op, effects.writes))
             if effects.sync:
                 detail = f"{detail}, sync" if detail else "sync"
