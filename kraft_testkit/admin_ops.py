@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from . import arg_checks as A
 from .protocol import messages as M
 from .protocol.error_codes import KafkaApiError
 
@@ -39,6 +40,14 @@ class AdminOperations:
 
         ``assignments`` gives each partition's replicas (then leave the counts out).
         """
+        w = "create_topic"
+        A.a_str(w, "name", name)
+        _optional_count(w, "partitions", partitions)
+        _optional_count(w, "replication_factor", replication_factor)
+        if configs is not None:
+            A.str_map(w, "configs", configs, none=True)
+        _assignments(w, assignments)
+        A.a_bool(w, "validate_only", validate_only)
         R = M.CreateTopicsRequest
         topic = R.CreatableTopic(
             name=name,
@@ -58,6 +67,7 @@ class AdminOperations:
         return self.metadata.topic(name)
 
     def delete_topic(self, name: str) -> None:
+        A.a_str("delete_topic", "name", name)
         R = M.DeleteTopicsRequest
         resp = self.request(R(topics=[R.DeleteTopicState(name=name)], topic_names=[name],
                               timeout_ms=30_000))
@@ -67,6 +77,9 @@ class AdminOperations:
     def create_partitions(self, name: str, count: int, *,
                           assignments: Sequence[Sequence[int]] | None = None) -> None:
         """Grow ``name`` to ``count`` partitions in total."""
+        A.a_str("create_partitions", "name", name)
+        A.an_int("create_partitions", "count", count, 1)
+        _assignments("create_partitions", assignments)
         R = M.CreatePartitionsRequest
         topic = R.CreatePartitionsTopic(
             name=name, count=count,
@@ -85,8 +98,14 @@ class AdminOperations:
 
         A ``None`` value in ``set`` deletes the key, as Kafka's controller treats it.
         """
-        if (topic is None) == (broker is None):
-            raise ValueError("give exactly one of topic= or broker=")
+        w = "alter_configs"
+        _one_resource(w, topic, broker)
+        if set is not None:
+            A.str_map(w, "set", set, none=True)
+        if isinstance(delete, str):
+            raise A.bad(w, "delete", delete, "a list of config names, not a str")
+        A.strs(w, "delete", list(delete) if isinstance(delete, Iterable) else delete)
+        A.a_bool(w, "validate_only", validate_only)
         R = M.IncrementalAlterConfigsRequest
         ops = [R.AlterableConfig(name=k, config_operation=SET, value=v)
                for k, v in (set or {}).items()]
@@ -105,6 +124,7 @@ class AdminOperations:
         ``broker=<broker id>`` is answered by that broker from its own image and static config,
         as Kafka's admin client sends a broker resource to that broker; topics and ``""`` (the
         cluster default) are answered by the active controller."""
+        _one_resource("describe_configs", topic, broker)
         R = M.DescribeConfigsRequest
         resource = R.DescribeConfigsResource(
             resource_type=TOPIC if topic is not None else BROKER,
@@ -131,6 +151,10 @@ class AdminOperations:
 
     def reassign(self, topic: str, partition: int, replicas: Sequence[int] | None) -> None:
         """Start a reassignment of one partition to ``replicas`` (None cancels it)."""
+        A.a_str("reassign", "topic", topic)
+        A.an_int("reassign", "partition", partition, 0)
+        if replicas is not None:
+            A.ints("reassign", "replicas", replicas)
         R = M.AlterPartitionReassignmentsRequest
         part = R.ReassignablePartition(partition_index=partition,
                                        replicas=None if replicas is None else list(replicas))
@@ -156,12 +180,21 @@ class AdminOperations:
         from .protocol.error_codes import ErrorCode
 
         R = M.ElectLeadersRequest
-        if election not in ELECTION_TYPES:
-            raise ValueError(f"election must be one of {sorted(ELECTION_TYPES)}, got {election!r}")
+        w = "elect_leaders"
+        A.one_of(w, "election", election, sorted(ELECTION_TYPES))
+        if topic is not None:
+            A.a_str(w, "topic", topic)
+        if partitions is not None:
+            if topic is None:
+                raise A.bad(w, "partitions", partitions, "None when no topic is given")
+            A.ints(w, "partitions", partitions)
         parts = None
         if topic is not None:
-            ids = partitions if partitions is not None else sorted(
-                self.metadata.topic(topic).partitions)
+            known = self.metadata.topic(topic)
+            if partitions is None and known is None:  # Kafka's answer for each partition
+                raise KafkaApiError(3, f"elect_leaders: topic {topic!r} does not exist",
+                                    api="ElectLeaders")
+            ids = partitions if partitions is not None else sorted(known.partitions)
             parts = [R.TopicPartitions(topic=topic, partitions=list(ids))]
         resp = self.request(R(election_type=ELECTION_TYPES[election], topic_partitions=parts,
                               timeout_ms=30_000))
@@ -172,6 +205,9 @@ class AdminOperations:
     def broker_metadata(self, broker: Any, topics: Sequence[str] | None = None) -> Any:
         """A MetadataResponse as ``broker`` serves it to clients (a real MetadataRequest over
         the simulated network): fenced brokers and controllers are not listed."""
+        self.node(broker)  # type: ignore[attr-defined]  # a node of this cluster, else typed
+        if topics is not None:
+            A.strs("broker_metadata", "topics", topics)
         R = M.MetadataRequest
         body = R(topics=None if topics is None else [R.MetadataRequestTopic(name=t)
                                                     for t in topics],
@@ -181,6 +217,8 @@ class AdminOperations:
     # ------------------------------------------------------------- membership and features
 
     def unregister_broker(self, broker: Any) -> None:
+        if not A.is_int(broker) and not hasattr(broker, "roles"):
+            raise A.bad("unregister_broker", "broker", broker, "a broker id (int) or handle")
         resp = self.request(M.UnregisterBrokerRequest(broker_id=int(broker)))
         _check(resp.error_code, resp.error_message, "UnregisterBroker")
 
@@ -189,8 +227,11 @@ class AdminOperations:
         """UpdateFeatures for one feature (``upgrade``, ``safe_downgrade``, ``unsafe_downgrade``)."""
         types = {"upgrade": 1, "safe_downgrade": 2, "unsafe_downgrade": 3}
         R = M.UpdateFeaturesRequest
-        if upgrade_type not in types:
-            raise ValueError(f"upgrade_type must be one of {sorted(types)}, got {upgrade_type!r}")
+        w = "update_feature"
+        A.a_str(w, "name", name)
+        A.an_int(w, "level", level, 0, 32767)
+        A.one_of(w, "upgrade_type", upgrade_type, types)
+        A.a_bool(w, "validate_only", validate_only)
         # AllowDowngrade is v0's field; the newest version says it with UpgradeType
         update = R.FeatureUpdateKey(feature=name, max_version_level=level,
                                     upgrade_type=types[upgrade_type])
@@ -207,6 +248,13 @@ class AdminOperations:
                    host: str = "*") -> None:
         """One ACL with Kafka's codes (resource type 2 = TOPIC, operation 3 = READ, permission
         3 = ALLOW, pattern 3 = LITERAL)."""
+        w = "create_acl"
+        A.a_str(w, "principal", principal)
+        A.a_str(w, "resource_name", resource_name)
+        A.a_str(w, "host", host)
+        for name, value in (("resource_type", resource_type), ("operation", operation),
+                            ("permission", permission), ("pattern_type", pattern_type)):
+            A.an_int(w, name, value, 0, 127)  # Kafka's codes are int8
         R = M.CreateAclsRequest
         creation = R.AclCreation(resource_type=resource_type, resource_name=resource_name,
                                  resource_pattern_type=pattern_type, principal=principal,
@@ -218,6 +266,8 @@ class AdminOperations:
     def alter_client_quota(self, entity: Mapping[str, str | None],
                            quotas: Mapping[str, float | None]) -> None:
         """Set (or, with None, remove) quotas of an entity like ``{"user": "alice"}``."""
+        A.str_map("alter_client_quota", "entity", entity, none=True)
+        A.str_map("alter_client_quota", "quotas", quotas, values="number", none=True)
         R = M.AlterClientQuotasRequest
         entry = R.EntryData(
             entity=[R.EntityData(entity_type=k, entity_name=v) for k, v in entity.items()],
@@ -233,7 +283,13 @@ class AdminOperations:
         """Create or replace a SCRAM credential (salted as a Kafka client would)."""
         from .controller.scram import salted_password
 
-        mech = SCRAM_MECHANISMS[mechanism]
+        w = "upsert_scram_credential"
+        A.a_str(w, "user", user)
+        A.a_str(w, "password", password)
+        mech = SCRAM_MECHANISMS[A.one_of(w, "mechanism", mechanism, SCRAM_MECHANISMS)]
+        A.an_int(w, "iterations", iterations, 1)
+        if salt is not None and type(salt) is not bytes:
+            raise A.bad(w, "salt", salt, "bytes or None")
         salt = salt if salt is not None else f"salt-{user}".encode()
         R = M.AlterUserScramCredentialsRequest
         up = R.ScramCredentialUpsertion(name=user, mechanism=mech, iterations=iterations,
@@ -243,3 +299,30 @@ class AdminOperations:
         resp = self.request(R(deletions=[], upsertions=[up]))
         for r in resp.results:
             _check(r.error_code, r.error_message, "AlterUserScramCredentials")
+
+
+def _optional_count(where: str, name: str, value: object) -> None:
+    """None (the broker default) or an int >= 1 (-1, Kafka's own 'default', is taken too)."""
+    if value is not None and value != -1:
+        A.an_int(where, name, value, 1)
+
+
+def _assignments(where: str, value: object) -> None:
+    if value is not None and (not isinstance(value, (list, tuple)) or not all(
+            isinstance(r, (list, tuple, range)) and all(A.is_int(b) and b >= 0 for b in r)
+            for r in value)):
+        raise A.bad(where, "assignments", value, "a list of replica lists (broker ids), one "
+                                                  "per partition, or None")
+
+
+def _one_resource(where: str, topic: object, broker: object) -> None:
+    """Exactly one of ``topic=`` (a name) or ``broker=`` (an id, or "" for the default)."""
+    if (topic is None) == (broker is None):
+        raise A.bad(where, "topic/broker", (topic, broker),
+                    "exactly one of topic= (a topic name) or broker= (a broker id, or '' for "
+                    "the cluster default)")
+    if topic is not None:
+        A.a_str(where, "topic", topic)
+    elif not (A.is_int(broker) and broker >= 0 or type(broker) is str and
+              (broker == "" or broker.isdigit())):
+        raise A.bad(where, "broker", broker, "a broker id (int >= 0) or '' (the cluster default)")

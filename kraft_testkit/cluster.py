@@ -305,7 +305,11 @@ class Cluster(VoterOps, SimulationFacade, AdminOperations):
     def _disk(self, node: int):
         if self.data_dir is None:
             return None
-        return DirectoryDisk(node_dir(self.data_dir, node, self.roles[node]))
+        folder = node_dir(self.data_dir, node, self.roles[node])
+        try:
+            return DirectoryDisk(folder)
+        except OSError as e:  # a read-only or missing parent, a file in the way...
+            raise StorageError(folder, f"cannot be created or read: {e.strerror or e}") from None
 
     @property
     def failed_nodes(self) -> dict[int, StorageError]:
@@ -349,7 +353,7 @@ class Cluster(VoterOps, SimulationFacade, AdminOperations):
 
     def controller_node(self, node: NodeHandle | int) -> Any:
         """The running node machine (a :class:`~.node.KraftNode`; None while down)."""
-        process = self.sim.process(node_id(node))
+        process = self.sim.process(self.node(node).id)
         return process.machine if process.up else None
 
     def replica(self, node: NodeHandle | int) -> Any:
@@ -384,7 +388,7 @@ class Cluster(VoterOps, SimulationFacade, AdminOperations):
 
     def broker(self, node: NodeHandle | int) -> Any:
         """The running node machine of a broker (None while down)."""
-        process = self.sim.process(node_id(node))
+        process = self.sim.process(self.node(node).id)
         return process.machine if process.up else None
 
     def broker_state(self, node: NodeHandle | int) -> "BrokerStatus":
@@ -432,6 +436,9 @@ class Cluster(VoterOps, SimulationFacade, AdminOperations):
         node = node if node is not None else self.active_controller
         if node is None:
             return None
+        if not self.node(node).is_controller:
+            raise ConfigError(f"controller_metrics: node {self.node(node).id} is not a "
+                              f"controller; controllers are {self.controller_ids}")
         m = self.controller_node(node)
         return m.controller.metrics if m is not None else None
 
@@ -439,7 +446,10 @@ class Cluster(VoterOps, SimulationFacade, AdminOperations):
 
     def call(self, node: NodeHandle | int, fn: Callable[[Any, int], Any]) -> Any:
         """Call ``fn(machine, now_ms)`` on a running node, then apply what the node asks for."""
-        nid = node_id(node)
+        nid = self.node(node).id
+        if not callable(fn):
+            from .arg_checks import bad
+            raise bad("call", "fn", fn, "a callable fn(machine, now_ms)")
         process = self.sim.process(nid)
         if process.state.value != "running":
             raise NodeStateError(f"node {nid} is {process.state.value}, not running")
@@ -537,11 +547,17 @@ class Cluster(VoterOps, SimulationFacade, AdminOperations):
             r = self.replica(h)
             if r is not None and (best is None or r.hw > best.hw):
                 best = r
+        if not isinstance(path, (str, os.PathLike)):
+            from .arg_checks import bad
+            raise bad("dump_log", "path", path, "a file path (str or os.PathLike)")
         if best is None:
             raise NodeStateError("no controller is running: nothing to dump")
         data = best.log.raw_between(best.log.start_offset, best.hw)
-        with open(path, "wb") as f:
-            f.write(data)
+        try:
+            with open(path, "wb") as f:
+                f.write(data)
+        except OSError as e:
+            raise StorageError(os.fspath(path), f"cannot be written: {e.strerror or e}") from None
         return sum(1 for _ in iter_batches(data))
 
 
@@ -616,7 +632,9 @@ class ClusterFaults:
         self._sim.start(self._c.node(node).id)
 
     def restart(self, node: NodeHandle | int, *, graceful: bool = False) -> None:
+        from .arg_checks import a_bool
         nid = self._c.node(node).id
+        a_bool("faults.restart", "graceful", graceful)
         if graceful and self._sim.process(nid).up:
             self.stop(nid)
         self._sim.restart(nid)
@@ -624,7 +642,9 @@ class ClusterFaults:
     def stop(self, node: NodeHandle | int, *, timeout_ms: int = 30_000) -> None:
         """Graceful stop. A broker shuts down in a controlled way (leaders move first) when an
         active controller answers within ``timeout_ms``; a leading controller resigns first."""
+        from .arg_checks import an_int
         nid = self._c.node(node).id
+        an_int("faults.stop", "timeout_ms", timeout_ms, 0)
         process = self._sim.process(nid)
         if process.up and process.state.value == "running":
             machine = process.machine
@@ -649,7 +669,9 @@ class ClusterFaults:
 
     def wipe_disk(self, node: NodeHandle | int, *, start: bool = True) -> None:
         """Kill the node if it runs, give it an empty disk, and (by default) start it again."""
+        from .arg_checks import a_bool
         nid = self._c.node(node).id
+        a_bool("faults.wipe_disk", "start", start)
         if self._sim.process(nid).up:
             self._sim.kill(nid)
         self._sim.wipe(nid)
@@ -685,7 +707,11 @@ class ClusterNetwork(NetworkControl):
     def _ids(self, nodes: Any) -> Any:
         if isinstance(nodes, (NodeHandle, int)):
             return self._id(nodes)
+        if not isinstance(nodes, (list, tuple, set, frozenset, range)):
+            raise ConfigError(f"network: {nodes!r:.60} is not allowed; a group of nodes is a "
+                              f"node (a handle or an id) or a list or set of them")
         return [self._id(n) for n in nodes]
+
 
     def partition(self, *groups: Any) -> Any:
         return super().partition(*(self._ids(g) for g in groups))

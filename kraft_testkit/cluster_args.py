@@ -88,3 +88,7 @@ def check_cluster_arguments(init: Callable[..., Any], args: tuple, kwargs: Mappi
         check = _CHECKS.get(name)
         if check is not None and not check[0](value):
             raise bad_argument(name, value, check[1], where)
+    given = bound.arguments
+    if given.get("data_dir") is not None and given.get("storage", "memory") != "tmpdir":
+        raise bad_argument("data_dir", given["data_dir"], "None unless storage='tmpdir' (a "
+                           "memory cluster keeps no files)", where)

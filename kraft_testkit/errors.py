@@ -29,3 +29,8 @@ class StorageError(KraftError):
         import os
 
         return type(self)(os.path.join(root, self.file), self.problem, offset=self.offset)
+
+
+class ArgumentError(ConfigError, TypeError):
+    """A public method's argument of the wrong type or value: names the method, the argument,
+    the value given and the values allowed (a ``TypeError`` too, as Python's own would be)."""

@@ -45,6 +45,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+from kraft_testkit.arg_checks import an_int, bad
 from kraft_testkit.errors import ConfigError
 from kraft_testkit.protocol.codegen import Message
 from kraft_testkit.protocol.uuid import Uuid
@@ -196,6 +197,10 @@ class Quorum(SimulationFacade):
         records commit (they may still commit later: the outcome is unknown, as for a Kafka
         client); :class:`NoProgress` when they did not commit within ``timeout_ms``.
         """
+        if not isinstance(records, (list, tuple)) or not records or not all(
+                type(r) in (bytes, bytearray, str) for r in records):
+            raise bad("append", "records", records, "a non-empty list of records (bytes or str)")
+        an_int("append", "timeout_ms", timeout_ms, 0)
         values = [r.encode() if isinstance(r, str) else bytes(r) for r in records]
         leader = self._leader()
         if leader is None:
@@ -279,6 +284,7 @@ class Quorum(SimulationFacade):
     def add_voter(self, node: int, timeout_ms: int = 30_000) -> Message:
         """AddRaftVoter for ``node`` with its current directory id; returns the response once
         the VotersRecord is committed (:class:`KafkaApiError` on an error code)."""
+        an_int("add_voter", "timeout_ms", timeout_ms, 0)
         replica = self.replica(node)
         if replica is None:
             raise ConfigError(f"node {node} is not running: a new voter must be a running observer")
@@ -289,6 +295,10 @@ class Quorum(SimulationFacade):
     def remove_voter(self, node: int, directory_id: Uuid | None = None,
                      timeout_ms: int = 30_000) -> Message:
         """RemoveRaftVoter for ``node`` (by default with the directory id the voter set knows)."""
+        an_int("remove_voter", "timeout_ms", timeout_ms, 0)
+        if directory_id is not None and not isinstance(directory_id, Uuid):
+            raise bad("remove_voter", "directory_id", directory_id,
+                      "a Uuid (Uuid.parse('...')) or None (the one the voter set holds)")
         if directory_id is None:  # the leader's set names it: wait for a leader first
             self.run_until(lambda q: q.leader_id is not None, timeout_ms=timeout_ms)
             directory_id = membership.voter_directory(self.voter_set(), node)
@@ -403,20 +413,23 @@ class NetworkControl:
 
     def partition(self, *groups: int | Iterable[int]) -> Topology:
         """Nodes in different groups cannot talk: ``partition({1, 2}, {3, 4, 5})``."""
-        return self._net.partition(*groups)
+        return self._net.partition(*(_group("partition", g) for g in groups))
 
     def isolate(self, node: int) -> Topology:
-        return self._net.isolate(node)
+        return self._net.isolate(an_int("isolate", "node", node))
 
     def one_way(self, srcs: int | Iterable[int], dsts: int | Iterable[int]) -> Topology:
         """Messages from ``srcs`` to ``dsts`` are lost; the other way still works."""
-        return self._net.partition_one_way(srcs, dsts)
+        return self._net.partition_one_way(_group("one_way", srcs), _group("one_way", dsts))
 
     def apply(self, topology: Topology) -> Topology:
         return self._net.apply(topology)
 
     def heal(self, topology: Topology | None = None) -> None:
         """Undo one partition, or all of them."""
+        if topology is not None and not isinstance(topology, Topology):
+            raise bad("heal", "topology", topology, "what partition/isolate/one_way returned, "
+                                                    "or None (heal all)")
         self._net.heal(topology)
 
     def drop(self, match: Any = None, **kwargs: Any) -> Any:
@@ -450,3 +463,11 @@ class NetworkControl:
     @property
     def held(self) -> Sequence[Any]:
         return self._net.held
+
+
+def _group(where: str, nodes: Any) -> Any:
+    """A node id, or a list or set of them (what the network's partitions take)."""
+    if type(nodes) is int or isinstance(nodes, (list, tuple, set, frozenset, range)) and all(
+            type(n) is int for n in nodes):
+        return nodes
+    raise bad(where, "nodes", nodes, "a node id (int) or a list or set of node ids")

@@ -137,6 +137,9 @@ def _following_factory_class(base: type) -> type:
     return FollowingFactory
 
 
+_OPEN: list[Any] = []  # the cluster whose wall clock is open (freezegun patches globally)
+
+
 @contextmanager
 def wall_clock(cluster: Any, start: str | _dt.datetime | None = None,
                *, tz_offset: int = 0) -> Iterator[WallClock]:
@@ -156,12 +159,16 @@ def wall_clock(cluster: Any, start: str | _dt.datetime | None = None,
     except ImportError as e:  # pragma: no cover - depends on the environment
         raise ConfigError("wall_clock needs freezegun: pip install 'kraft-testkit[timewarp]'") \
             from e
+    if _OPEN:  # freezegun's patches nest badly: the inner stop would unfreeze the outer one
+        raise ConfigError(f"wall_clock is already open (on {_OPEN[0]!r}): one wall clock at a "
+                          f"time; leave the first 'with' block before opening another")
     wall = WallClock(cluster, log_time(cluster) if start is None else parse_start(start))
     # real_asyncio: asyncio loops keep real monotonic time (freezegun would hang their sleeps);
     # no ``ignore`` list: freezegun applies it to the callers' frames as well, and a test's
     # caller is pytest or an event loop. Under trio, use the kit's virtual clock (kraft_testkit.aio)
     freezer = freeze_time(wall.start, tz_offset=tz_offset, real_asyncio=True)
     factory = freezer.start()
+    _OPEN.append(cluster)
     try:
         if type(factory) is not FrozenDateTimeFactory:  # pragma: no cover - freezegun changed
             raise ConfigError(f"freezegun returned a {type(factory).__name__}; wall_clock "
@@ -171,4 +178,5 @@ def wall_clock(cluster: Any, start: str | _dt.datetime | None = None,
         factory.wall = wall
         yield wall
     finally:
+        _OPEN.clear()
         freezer.stop()

@@ -30,6 +30,12 @@ class VoterOps:
         observer (and registers with the active controller) until :meth:`add_voter`."""
         from .cluster import NodeHandle
 
+        if not any(r.dynamic for n in self.controller_ids if (r := self.replica(n)) is not None):
+            # Kafka refuses a controller outside a static controller.quorum.voters at start
+            raise ConfigError("add_controller needs a dynamic quorum (kraft.version 1): this "
+                              "cluster's voters are static (kraft.version 0; a controller must "
+                              "be one of controller.quorum.voters); build it with "
+                              "Cluster(..., kraft_version=1) or upgrade kraft.version first")
         nid = max(self.controller_ids) + 1
         while nid in self.roles:
             nid += 1
@@ -68,7 +74,12 @@ class VoterOps:
                      timeout_ms: int = 30_000) -> Message:
         """RemoveRaftVoter for ``node`` (by default with the directory id the voter set holds
         for it); returns once committed. Removing the active controller makes it resign."""
-        nid = node.id if hasattr(node, "id") else int(node)
+        from .cluster import node_id
+        nid = node_id(node)  # a removed voter may be no node of this cluster any more
+        if directory_id is not None and not isinstance(directory_id, Uuid):
+            raise ConfigError(f"remove_voter: directory_id={directory_id!r:.60} is not allowed; "
+                              f"directory_id must be a Uuid (Uuid.parse('...')) or None (the "
+                              f"one the voter set holds)")
         if directory_id is None:  # the leader's set names it: wait for a leader first
             self.run_until(lambda c: c.active_controller is not None, timeout_ms=timeout_ms)
             directory_id = membership.voter_directory(self.voter_set(), nid)

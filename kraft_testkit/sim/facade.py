@@ -38,6 +38,10 @@ class SimulationFacade:
         Raises :class:`~kraft_testkit.sim.NoProgress` (with the seed and the trace tail, naming
         the predicate) after ``timeout_ms`` of virtual time.
         """
+        if not callable(predicate):  # else a TypeError deep in the run, after time passed
+            from kraft_testkit.arg_checks import bad
+            raise bad("run_until", "predicate", predicate, "a callable taking the cluster, e.g. "
+                                                           "lambda c: c.active_controller")
         def holds(_: Simulation) -> object:
             return predicate(self)
         holds.__name__ = getattr(predicate, "__name__", "predicate")
