@@ -78,7 +78,7 @@ class AdminOperations:
                           assignments: Sequence[Sequence[int]] | None = None) -> None:
         """Grow ``name`` to ``count`` partitions in total."""
         A.a_str("create_partitions", "name", name)
-        A.an_int("create_partitions", "count", count, 1)
+        A.an_int("create_partitions", "count", count, *INT32)  # Kafka answers the range
         _assignments("create_partitions", assignments)
         R = M.CreatePartitionsRequest
         topic = R.CreatePartitionsTopic(
@@ -152,7 +152,7 @@ class AdminOperations:
     def reassign(self, topic: str, partition: int, replicas: Sequence[int] | None) -> None:
         """Start a reassignment of one partition to ``replicas`` (None cancels it)."""
         A.a_str("reassign", "topic", topic)
-        A.an_int("reassign", "partition", partition, 0)
+        A.an_int("reassign", "partition", partition, *INT32)
         if replicas is not None:
             A.ints("reassign", "replicas", replicas)
         R = M.AlterPartitionReassignmentsRequest
@@ -301,10 +301,14 @@ class AdminOperations:
             _check(r.error_code, r.error_message, "AlterUserScramCredentials")
 
 
+INT32 = (-(1 << 31), (1 << 31) - 1)
+
+
 def _optional_count(where: str, name: str, value: object) -> None:
-    """None (the broker default) or an int >= 1 (-1, Kafka's own 'default', is taken too)."""
-    if value is not None and value != -1:
-        A.an_int(where, name, value, 1)
+    """None (the broker default) or an int32: the controller answers a value it refuses with
+    Kafka's error (INVALID_PARTITIONS, INVALID_REPLICATION_FACTOR), as Kafka's does."""
+    if value is not None:
+        A.an_int(where, name, value, *INT32)
 
 
 def _assignments(where: str, value: object) -> None:
