@@ -160,10 +160,24 @@ def _response(rtype: int, name: str, error: ApiError) -> Any:
                                             resource_type=rtype, resource_name=name)
 
 
+#: ``validateAlterConfig``: a value longer than this (Java chars) cannot be written
+MAX_CONFIG_VALUE_CHARS = 32767
+
+
+def controller_configs(image: MetadataImage, rtype: int, name: str) -> dict[str, str]:
+    """A resource's configs as the controller holds them: 4.2.1
+    ``ConfigurationControlManager#replay`` skips topic keys that ``LogConfig`` no longer knows
+    (``DefaultSupportedConfigChecker``; records of removed configs stay in old logs)."""
+    current = dict(image.configs.get(rtype, name))
+    if rtype == TOPIC_RESOURCE:
+        current = {k: v for k, v in current.items() if k in S.TOPIC_CONFIGS}
+    return current
+
+
 def _alter_resource(ctx: ControllerContext, rtype: int, name: str,
                     ops: Mapping[str, tuple[int, str | None]]
                     ) -> tuple[ApiError, list[MetadataRecord]]:
-    current = ctx.image.configs.get(rtype, name)
+    current = controller_configs(ctx.image, rtype, name)
     changes: list[MetadataRecord] = []
     after = dict(current)
     for key, (op, value) in ops.items():
@@ -189,13 +203,20 @@ def _alter_resource(ctx: ControllerContext, rtype: int, name: str,
             after.pop(key, None)
         else:
             after[key] = new
-    if rtype == BROKER_RESOURCE and MIN_ISR in ops and elr_enabled(ctx.image):
-        if name:
-            return (ErrorCode.INVALID_CONFIG, f"Broker-level {MIN_ISR} cannot be altered while "
-                                              "ELR is enabled."), []
-        if MIN_ISR not in after:
-            return (ErrorCode.INVALID_CONFIG, f"Cluster-level {MIN_ISR} cannot be removed while "
-                                              "ELR is enabled."), []
+    elr = elr_enabled(ctx.image)
+    for change in changes:  # validateAlterConfig's checks, record by record
+        msg = change.message
+        if elr and rtype == BROKER_RESOURCE and msg.name == MIN_ISR:
+            if name:
+                return (ErrorCode.INVALID_CONFIG, f"Broker-level {MIN_ISR} cannot be altered "
+                                                  "while ELR is enabled."), []
+            if msg.value is None:
+                return (ErrorCode.INVALID_CONFIG, f"Cluster-level {MIN_ISR} cannot be removed "
+                                                  "while ELR is enabled."), []
+        if msg.value is not None and len(msg.value.encode("utf-16-le")) // 2 > \
+                MAX_CONFIG_VALUE_CHARS:
+            return (ErrorCode.INVALID_CONFIG, "The configuration value cannot be added because "
+                    f"it exceeds the maximum value size of {MAX_CONFIG_VALUE_CHARS} bytes."), []
     return _validate(ctx, rtype, name, after), changes
 
 

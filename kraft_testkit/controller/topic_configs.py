@@ -36,7 +36,12 @@ class InvalidConfig(KafkaApiError):
 
 
 def validate_new_topic_configs(configs: Mapping[str, str]) -> None:
-    """Raise InvalidConfig as Kafka's LogConfig validation would for a new topic's configs."""
+    """Raise InvalidConfig as Kafka's creation path would: ``incrementalAlterConfig``'s value
+    size bound (in request order, as its records), then LogConfig validation."""
+    for value in configs.values():
+        if len(value.encode("utf-16-le")) // 2 > 32767:
+            raise InvalidConfig("The configuration value cannot be added because it exceeds the "
+                                "maximum value size of 32767 bytes.")
     try:
         S.validate_topic_configs(configs)
     except S.InvalidConfigValue as e:
