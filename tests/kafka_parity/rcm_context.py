@@ -75,23 +75,74 @@ class RcmContext:
                     name="PLAINTEXT", host="localhost", port=9092 + b, security_protocol=0)],
                 rack=rack, fenced=True, log_dirs=[broker_dir(b)])])
 
+    def register_dirs(self, broker_id: int, dirs: Sequence[Uuid]) -> None:
+        """``registerBrokersWithDirs``: the broker registered again with these directories."""
+        broker = self.image.cluster.brokers[broker_id]
+        self.replay([M.RegisterBrokerRecord(
+            broker_id=broker_id, incarnation_id=broker.incarnation_id,
+            broker_epoch=default_broker_epoch(broker_id),
+            end_points=[M.RegisterBrokerRecord.BrokerEndpoint(
+                name="PLAINTEXT", host="localhost", port=9092 + broker_id, security_protocol=0)],
+            fenced=True, log_dirs=list(dirs))])
+
     def _change(self, broker_id: int, **fields: int) -> None:
         epoch = self.image.cluster.brokers[broker_id].epoch
         self.replay([M.BrokerRegistrationChangeRecord(broker_id=broker_id, broker_epoch=epoch,
                                                       **fields)])
 
     def unfence_brokers(self, *broker_ids: int) -> None:
+        """A heartbeat from each: a fenced broker is unfenced (leaderless partitions may get
+        it as leader), an unfenced one changes nothing."""
         for b in broker_ids:
-            self.replay(R.handle_broker_unfenced(self.ctx(), b))
-            self._change(b, fenced=-1)
+            if self.image.cluster.brokers[b].fenced:
+                self.replay(R.handle_broker_unfenced(self.ctx(), b))
+                self._change(b, fenced=-1)
+
+    def fence_brokers(self, *broker_ids: int) -> None:
+        """``fenceBrokers``: every other registered broker heartbeats (a fenced one is
+        unfenced), then the sessions of the named ones expire, one broker at a time in id
+        order: it leaves its ISRs and leaderships, then is fenced."""
+        targets = set(broker_ids)
+        self.unfence_brokers(*sorted(set(self.image.cluster.brokers) - targets))
+        for b in sorted(targets):
+            if not self.image.cluster.brokers[b].fenced:
+                self.replay(R.handle_broker_fenced(self.ctx(), b))
+                self._change(b, fenced=1)
+        assert {b for b, r in self.image.cluster.brokers.items() if r.fenced} == targets
+
+    def handle_brokers_shutdown(self, clean: bool, *broker_ids: int) -> None:
+        records = []
+        for b in broker_ids:
+            records.extend(R.handle_broker_shutdown(self.ctx(), b, clean=clean))
+        self.replay(records)
+
+    def alter_topic_config(self, topic: str, key: str, value: str | None) -> None:
+        self.replay([M.ConfigRecord(resource_type=2, resource_name=topic, name=key,
+                                    value=value)])
+
+    def alter_partition(self, topic: str, partition_id: int, isr: Sequence[int], *,
+                        leader: int | None = None, version: int = 3):
+        """An AlterPartition from the partition's leader (broker epochs -1, as
+        ``isrWithDefaultEpoch``); its records are replayed; returns the partition's answer."""
+        t = self.image.topic(topic)
+        reg = t.partitions[partition_id]
+        leader = reg.leader if leader is None else leader
+        AP = M.AlterPartitionRequest
+        data = AP.PartitionData(
+            partition_index=partition_id, leader_epoch=reg.leader_epoch,
+            partition_epoch=reg.partition_epoch, leader_recovery_state=0,
+            new_isr=list(isr) if version < 3 else [],
+            new_isr_with_epochs=[AP.BrokerState(broker_id=b, broker_epoch=-1) for b in isr]
+            if version >= 3 else [])
+        request = AP(broker_id=leader, broker_epoch=self.image.cluster.brokers[leader].epoch,
+                     topics=[AP.TopicData(topic_name=topic, topic_id=t.id, partitions=[data])])
+        result = R.alter_partition(self.ctx(), request, version=version)
+        self.replay(result.records)
+        return result.response.topics[0].partitions[0]
 
     def in_controlled_shutdown_brokers(self, *broker_ids: int) -> None:
         for b in broker_ids:
             self._change(b, in_controlled_shutdown=1)
-
-    def fence_brokers(self, *broker_ids: int) -> None:
-        for b in broker_ids:
-            self.replay(R.handle_broker_fenced(self.ctx(), b))
 
     # ------------------------------------------------------------- topics
 

@@ -8,11 +8,15 @@ import pytest
 from rcm_context import RcmContext, creatable, registration
 
 from kraft_testkit.controller import replication as R
-from kraft_testkit.controller.topics import MAX_PARTITIONS_PER_BATCH, total_partitions
+from kraft_testkit.controller.topics import (MAX_PARTITIONS_PER_BATCH, RequestFailed,
+                                            total_partitions, validate_manual_assignment)
+from kraft_testkit.metadata import DirectoryId
 from kraft_testkit.protocol import messages as M
+from kraft_testkit.protocol.uuid import Uuid
 from kraft_testkit.protocol.error_codes import ErrorCode as E
 
 kafka = pytest.mark.kafka
+CP = M.CreatePartitionsRequest
 TOO_MANY = "Excessively large number of partitions per request."
 
 
@@ -129,3 +133,214 @@ def test_topic_name_collision():
                                          "Topic 'foo.bar' collides with existing topic: foo_bar")
     assert answer(result, "woo.bar_foo") == (
         E.INVALID_TOPIC_EXCEPTION, "Topic 'woo.bar_foo' collides with existing topic: woo.bar.foo")
+
+
+@kafka("ReplicationControlManagerTest#testCreatePartitions")
+def test_create_partitions():
+    ctx = RcmContext()
+    ctx.register_brokers(0, 1, 3)
+    ctx.register_dirs(0, [])
+    ctx.register_dirs(1, [Uuid.parse("QMzamNQVQ7GnJK9DwQHG7Q"), Uuid.parse("loDxEBLETdedNnQGOKKENw")])
+    ctx.register_dirs(3, [Uuid.parse("dxCDSgNjQvS4WuyqEKoCwA")])
+    ctx.unfence_brokers(0, 1, 3)
+    ctx.replay(ctx.create_topics(creatable("foo", 3, 2), creatable("bar", 4, 2),
+                                 creatable("quux", 2, 2), creatable("foo2", 2, 2)).records)
+
+    def grow(*topics):
+        result = R.create_partitions(ctx.ctx(), CP(topics=[
+            CP.CreatePartitionsTopic(name=n, count=c, assignments=None if a is None else
+                                     [CP.CreatePartitionsAssignment(broker_ids=b) for b in a])
+            for n, c, a in topics]))
+        ctx.replay(result.records)
+        return {r.name: (r.error_code, r.error_message) for r in result.response.results}
+
+    assert grow(("foo", 5, None), ("bar", 3, None), ("baz", 3, None), ("quux", 2, None)) == {
+        "foo": (E.NONE, None),
+        "bar": (E.INVALID_PARTITIONS,
+                "The topic bar currently has 4 partition(s); 3 would not be an increase."),
+        "baz": (E.UNKNOWN_TOPIC_OR_PARTITION, None),
+        "quux": (E.INVALID_PARTITIONS, "Topic already has 2 partition(s).")}
+    assert grow(("foo", 6, [[1, 3]]), ("bar", 5, [[1]]), ("quux", 4, [[1, 0]]),
+                ("foo2", 3, [[2, 0]])) == {
+        "foo": (E.NONE, None),
+        "bar": (E.INVALID_REPLICA_ASSIGNMENT,
+                "The manual partition assignment includes a partition with 1 replica(s), but "
+                "this is not consistent with previous partitions, which have 2 replica(s)."),
+        "quux": (E.INVALID_REPLICA_ASSIGNMENT,
+                 "Attempted to add 2 additional partition(s), but only 1 assignment(s) were "
+                 "specified."),
+        "foo2": (E.INVALID_REPLICA_ASSIGNMENT,
+                 "The manual partition assignment includes broker 2, but no such broker is "
+                 "registered.")}
+    assert ctx.partition("foo", 5).directories == (DirectoryId.UNASSIGNED,
+                                                    Uuid.parse("dxCDSgNjQvS4WuyqEKoCwA"))
+
+
+@kafka("ReplicationControlManagerTest#"
+       "testCreatePartitionsFailsWhenAllBrokersAreFencedOrInControlledShutdown",
+       deliberate="placement leaves out a broker whose registration is in controlled shutdown "
+                  "(Kafka: its heartbeat manager's view); the error is the placer's. No switch")
+def test_create_partitions_fails_when_all_brokers_fenced_or_shutting_down():
+    ctx = RcmContext()
+    ctx.register_brokers(0, 1)
+    ctx.unfence_brokers(0, 1)
+    ctx.replay(ctx.create_topics(creatable("foo", 1, 2)).records)
+    ctx.register_brokers(0, 1)
+    ctx.unfence_brokers(0)
+    ctx.in_controlled_shutdown_brokers(0)
+    result = R.create_partitions(ctx.ctx(), CP(topics=[
+        CP.CreatePartitionsTopic(name="foo", count=2, assignments=None)]))
+    # Kafka: "Unable to replicate the partition 2 time(s): All brokers are currently fenced or
+    # in controlled shutdown." (placed on the shutting-down broker 0, then no ISR)
+    assert [(r.error_code, r.error_message) for r in result.response.results] == [
+        (E.INVALID_REPLICATION_FACTOR, "All brokers are currently fenced.")]
+
+
+@kafka("ReplicationControlManagerTest#testValidateGoodManualPartitionAssignments")
+def test_validate_good_manual_partition_assignments():
+    ctx = RcmContext()
+    ctx.register_brokers(1, 2, 3)
+    for replicas, rf in (([1], 1), ([1], None), ([1, 2, 3], 3), ([1, 2, 3], None)):
+        validate_manual_assignment(ctx.image, replicas, rf)
+
+
+@kafka("ReplicationControlManagerTest#testValidateBadManualPartitionAssignments")
+def test_validate_bad_manual_partition_assignments():
+    ctx = RcmContext()
+    ctx.register_brokers(1, 2)
+    for replicas, rf, message in (
+            ([], None, "The manual partition assignment includes an empty replica list."),
+            ([1, 2, 3], None, "The manual partition assignment includes broker 3, but no such "
+                              "broker is registered."),
+            ([1, 2, 2], None, "The manual partition assignment includes the broker 2 more "
+                              "than once."),
+            ([1, 2], 3, "The manual partition assignment includes a partition with 2 "
+                        "replica(s), but this is not consistent with previous partitions, "
+                        "which have 3 replica(s).")):
+        with pytest.raises(RequestFailed) as e:
+            validate_manual_assignment(ctx.image, replicas, rf)
+        assert (e.value.code, e.value.message) == (E.INVALID_REPLICA_ASSIGNMENT, message)
+
+
+def consistent(ctx: RcmContext, topic: str, answer) -> None:
+    """``assertConsistentAlterPartitionResponse``: the answer is the partition's new state."""
+    reg = ctx.partition(topic, 0)
+    assert answer.error_code == E.NONE
+    assert (answer.leader_id, answer.leader_epoch, answer.partition_epoch, tuple(answer.isr)) == \
+        (reg.leader, reg.leader_epoch, reg.partition_epoch, reg.isr)
+
+
+def isr_members(ctx: RcmContext, broker_id: int) -> set:
+    return {(t.id, p) for t in ctx.image.topics for p, reg in t.partitions.items()
+            if broker_id in reg.isr}
+
+
+@kafka("ReplicationControlManagerTest#testRemoveLeaderships")
+def test_remove_leaderships():
+    ctx = RcmContext()
+    ctx.register_brokers(0, 1, 2, 3)
+    ctx.unfence_brokers(0, 1, 2, 3)
+    foo = ctx.create_test_topic("foo", [[0, 1, 2], [1, 2, 3], [2, 3, 0], [0, 2, 1]])
+    led = {(foo.topic_id, p) for p, reg in ctx.image.topic("foo").partitions.items()
+           if reg.leader == 0}
+    assert led == {(foo.topic_id, 0), (foo.topic_id, 3)}
+    ctx.replay(R.handle_broker_fenced(ctx.ctx(), 0))
+    assert {p for p, reg in ctx.image.topic("foo").partitions.items() if reg.leader == 0} == set()
+
+
+@kafka("ReplicationControlManagerTest#testShrinkAndExpandIsr")
+def test_shrink_and_expand_isr():
+    ctx = RcmContext()
+    ctx.register_brokers(0, 1, 2)
+    ctx.unfence_brokers(0, 1, 2)
+    ctx.create_test_topic("foo", [[0, 1, 2]])
+    assert ctx.partition("foo", 0).leader == 0
+    consistent(ctx, "foo", ctx.alter_partition("foo", 0, [0, 1]))
+    consistent(ctx, "foo", ctx.alter_partition("foo", 0, [0, 1, 2]))
+
+
+def elr_topic(brokers, min_isr: str) -> RcmContext:
+    ctx = RcmContext(elr=True)
+    ctx.register_brokers(*brokers)
+    ctx.unfence_brokers(*brokers)
+    ctx.create_test_topic("foo", [list(brokers)])
+    assert ctx.partition("foo", 0).leader == 0
+    ctx.alter_topic_config("foo", "min.insync.replicas", min_isr)
+    return ctx
+
+
+def elr_state(ctx: RcmContext):
+    reg = ctx.partition("foo", 0)
+    return reg.elr, reg.last_known_elr
+
+
+@kafka("ReplicationControlManagerTest#testEligibleLeaderReplicas_ShrinkAndExpandIsr")
+def test_elr_shrink_and_expand_isr():
+    ctx = elr_topic((0, 1, 2), "2")
+    consistent(ctx, "foo", ctx.alter_partition("foo", 0, [0]))
+    assert elr_state(ctx) == ((1, 2), ())
+    consistent(ctx, "foo", ctx.alter_partition("foo", 0, [0, 1]))
+    assert elr_state(ctx) == ((), ())
+
+
+@kafka("ReplicationControlManagerTest#testEligibleLeaderReplicas_ShrinkToEmptyIsr")
+def test_elr_shrink_to_empty_isr():
+    ctx = elr_topic((0, 1, 2), "3")
+    ctx.fence_brokers(1, 2)
+    assert elr_state(ctx) == ((1, 2), ())
+    ctx.handle_brokers_shutdown(True, 0)
+    assert elr_state(ctx) == ((0, 1, 2), (0,))
+    assert ctx.partition("foo", 0).isr == ()
+
+
+@kafka("ReplicationControlManagerTest#testEligibleLeaderReplicas_BrokerFence")
+def test_elr_broker_fence():
+    ctx = elr_topic((0, 1, 2, 3), "3")
+    ctx.fence_brokers(2, 3)
+    assert elr_state(ctx) == ((3,), ())
+    ctx.fence_brokers(1, 2, 3)
+    assert elr_state(ctx) == ((1, 3), ())
+    ctx.unfence_brokers(0, 1, 2, 3)
+    assert elr_state(ctx) == ((1, 3), ())
+
+
+@kafka("ReplicationControlManagerTest#testEligibleLeaderReplicas_DeleteTopic")
+def test_elr_delete_topic():
+    ctx = elr_topic((0, 1, 2), "2")
+    consistent(ctx, "foo", ctx.alter_partition("foo", 0, [0]))
+    assert elr_state(ctx) == ((1, 2), ())
+    topic_id = ctx.image.topic("foo").id
+    removal = R.delete_topics(ctx.ctx(), M.DeleteTopicsRequest(topics=[
+        M.DeleteTopicsRequest.DeleteTopicState(name=None, topic_id=topic_id)]))
+    ctx.replay(removal.records)
+    assert not any(1 in reg.elr for t in ctx.image.topics for reg in t.partitions.values())
+    assert isr_members(ctx, 0) == set()
+
+
+@kafka("ReplicationControlManagerTest#testEligibleLeaderReplicas_EffectiveMinIsr")
+def test_elr_effective_min_isr():
+    from kraft_testkit.controller.elr import effective_min_isr
+    ctx = elr_topic((0, 1, 2), "5")
+    assert effective_min_isr(ctx.ctx(), "foo") == 3
+
+
+@kafka("ReplicationControlManagerTest#testEligibleLeaderReplicas_CleanElection")
+def test_elr_clean_election():
+    ctx = elr_topic((0, 1, 2, 3), "3")
+    ctx.fence_brokers(1, 2, 3)
+    assert elr_state(ctx) == ((2, 3), ())
+    ctx.unfence_brokers(2)
+    ctx.fence_brokers(0, 1)
+    reg = ctx.partition("foo", 0)
+    assert (reg.elr, reg.isr, reg.leader, reg.last_known_elr) == ((0, 3), (2,), 2, ())
+
+
+@kafka("ReplicationControlManagerTest#testEligibleLeaderReplicas_UncleanShutdown")
+def test_elr_unclean_shutdown():
+    ctx = elr_topic((0, 1, 2, 3), "3")
+    ctx.fence_brokers(1, 2, 3)
+    assert elr_state(ctx) == ((2, 3), ())
+    ctx.handle_brokers_shutdown(False, 3)
+    assert elr_state(ctx) == ((2,), ())
+    ctx.handle_brokers_shutdown(False, 0)
+    assert elr_state(ctx) == ((2,), (0,))
