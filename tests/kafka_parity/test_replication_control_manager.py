@@ -344,3 +344,85 @@ def test_elr_unclean_shutdown():
     assert elr_state(ctx) == ((2,), ())
     ctx.handle_brokers_shutdown(False, 0)
     assert elr_state(ctx) == ((2,), (0,))
+
+
+@kafka("ReplicationControlManagerTest#testCreateTopicsISRInvariants",
+       deliberate="placement leaves out a broker whose registration is in controlled shutdown "
+                  "(Kafka: its heartbeat manager's view). No switch")
+def test_create_topics_isr_invariants():
+    ctx = RcmContext()
+    ctx.register_brokers(0, 1, 2)
+    ctx.unfence_brokers(0, 1)
+    ctx.in_controlled_shutdown_brokers(1)
+    # Kafka places on [1, 0, 2] (broker 1 shutting down, 2 fenced), ISR [0], leader 0. The kit
+    # does not offer broker 1, so three replicas cannot be placed on the two left
+    assert answer(ctx.create_topics(creatable("foo", -1, -1)), "foo") == (
+        E.INVALID_REPLICATION_FACTOR,
+        "Unable to replicate the partition 3 time(s): The target replication factor of 3 cannot "
+        "be reached because only 2 broker(s) are registered.")
+
+
+@kafka("ReplicationControlManagerTest#testManualPartitionAssignmentOnAllFencedBrokers")
+def test_manual_partition_assignment_on_all_fenced_brokers():
+    ctx = RcmContext()
+    ctx.register_brokers(0, 1, 2, 3)
+    ctx.create_test_topic("foo", [[0, 1, 2]], expected=E.INVALID_REPLICA_ASSIGNMENT)
+
+
+@kafka("ReplicationControlManagerTest#testCreatePartitionsFailsWithManualAssignmentWithAllFenced")
+def test_create_partitions_fails_with_manual_assignment_with_all_fenced():
+    ctx = RcmContext()
+    ctx.register_brokers(0, 1, 2, 3, 4, 5)
+    ctx.unfence_brokers(0, 1, 2)
+    ctx.create_test_topic("foo", [[0, 1, 2]])
+    ctx.create_partitions(2, "foo", [[3, 4, 5]], E.INVALID_REPLICA_ASSIGNMENT)
+    ctx.create_partitions(2, "foo", [[2, 4, 5]], E.NONE)
+    assert ctx.partition("foo", 1) == registration([2, 4, 5], [2], 2)
+
+
+@kafka("ReplicationControlManagerTest#testFenceMultipleBrokers")
+def test_fence_multiple_brokers():
+    ctx = RcmContext()
+    ctx.register_brokers(0, 1, 2, 3, 4)
+    ctx.unfence_brokers(0, 1, 2, 3, 4)
+    ctx.create_test_topic("foo", [[1, 2, 3], [2, 3, 4], [0, 2, 1]])
+    ctx.fence_brokers(2, 3)
+    p0, p1, p2 = (ctx.partition("foo", p) for p in range(3))
+    assert (p0.replicas, p0.isr, p0.leader) == ((1, 2, 3), (1,), 1)
+    assert (p1.replicas, p1.isr, p1.leader) == ((2, 3, 4), (4,), 4)
+    assert (p2.replicas, p2.isr) == ((0, 2, 1), (0, 1)) and p2.leader != 2
+
+
+@kafka("ReplicationControlManagerTest#testElrsRemovedOnMinIsrUpdate")
+@pytest.mark.parametrize("cluster_level", [False, True])
+def test_elrs_removed_on_min_isr_update(cluster_level):
+    """The IncrementalAlterConfigs half (Kafka also runs it through legacy AlterConfigs)."""
+    from kraft_testkit.controller.configs import incremental_alter_configs
+    ctx = RcmContext(elr=True, **{"min.insync.replicas": 2})
+    ctx.register_brokers(1, 2, 3, 4)
+    ctx.unfence_brokers(1, 2, 3, 4)
+    ctx.create_test_topic("foo", [[1, 2, 4], [1, 3, 4]])
+    ctx.create_test_topic("bar", [[1, 2, 4], [1, 3, 4]])
+    ctx.fence_brokers(4)
+    ctx.fence_brokers(1)
+    assert ctx.partition("foo", 0).elr == (1,) and ctx.partition("bar", 0).elr == (1,)
+    IAC = M.IncrementalAlterConfigsRequest
+    rtype, name = (4, "") if cluster_level else (2, "foo")
+    result = incremental_alter_configs(ctx.ctx(), IAC(resources=[IAC.AlterConfigsResource(
+        resource_type=rtype, resource_name=name, configs=[IAC.AlterableConfig(
+            name="min.insync.replicas", config_operation=0, value="1")])]))
+    assert result.response.responses[0].error_code == E.NONE
+    ctx.replay(result.records)
+    assert ctx.partition("foo", 0).elr == ()
+    assert ctx.partition("bar", 0).elr == (() if cluster_level else (1,))
+
+
+@kafka("ReplicationControlManagerTest#testElrsRemovedShouldNotBumpPartitionEpochIfNoChange")
+def test_elrs_removed_should_not_bump_partition_epoch_if_no_change():
+    ctx = RcmContext(elr=True, **{"min.insync.replicas": 2})
+    ctx.register_brokers(1, 2, 3, 4)
+    ctx.unfence_brokers(1, 2, 3, 4)
+    ctx.create_test_topic("foo", [[1, 2, 4], [1, 3, 4]])
+    epoch = ctx.partition("foo", 0).partition_epoch
+    ctx.replay([M.ClearElrRecord()])
+    assert ctx.partition("foo", 0).partition_epoch == epoch
