@@ -252,7 +252,8 @@ def _elect_one(ctx: ControllerContext, topic_name: str, partition_id: int, elect
                 f"No such partition as {topic_name}-{partition_id}")
     if (election is Election.PREFERRED and partition.leader == partition.preferred_replica) or \
             (election is Election.UNCLEAN and partition.has_leader):
-        return ErrorCode.ELECTION_NOT_NEEDED, None
+        # Kafka's ApiError(Errors) carries the error's default message
+        return ErrorCode.ELECTION_NOT_NEEDED, "Leader election not needed for topic partition."
     change = build_partition_change(
         partition, topic.id, partition_id,
         acceptable_leader=leader_acceptor(ctx.image, partition),
@@ -260,8 +261,10 @@ def _elect_one(ctx: ControllerContext, topic_name: str, partition_id: int, elect
         default_dir=default_dir_provider(ctx.image), elr=elr_for(ctx, topic.name))
     if change is None:
         if election is Election.PREFERRED:
-            return ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE, None
-        return ErrorCode.ELIGIBLE_LEADERS_NOT_AVAILABLE, None
+            return (ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE,
+                    "The preferred leader was not available.")
+        return (ErrorCode.ELIGIBLE_LEADERS_NOT_AVAILABLE,
+                "Eligible topic partition leaders are not available.")
     records.append(change)
     return ErrorCode.NONE, None
 

@@ -17,6 +17,11 @@ from kraft_testkit.controller.replication import (
 from kraft_testkit.metadata import NO_LEADER, LeaderRecoveryState
 from kraft_testkit.protocol.error_codes import ErrorCode as E
 
+# Kafka's ApiError(Errors) answers carry the error's default message
+NOT_NEEDED = "Leader election not needed for topic partition."
+NO_PREFERRED = "The preferred leader was not available."
+NO_ELIGIBLE = "Eligible topic partition leaders are not available."
+
 
 def moved_leader():
     """Topic "t" partition 0 on [1, 2, 3], led by 2 after 1 was fenced and came back in sync."""
@@ -39,7 +44,7 @@ def test_preferred_election_restores_first_replica():
     image = moved_leader()
     result = elect_leaders(ctx(image), elect(ELECTION_PREFERRED, {"t": [0, 1]}))
     assert partition_results(result) == {("t", 0): (E.NONE, None),
-                                         ("t", 1): (E.ELECTION_NOT_NEEDED, None)}
+                                         ("t", 1): (E.ELECTION_NOT_NEEDED, NOT_NEEDED)}
     reg = apply(image, result).topic("t").partitions[0]
     assert reg.leader == 1 and reg.leader_epoch == 2
 
@@ -48,7 +53,7 @@ def test_preferred_leader_not_available():
     image = moved_leader()
     image = apply(image, alter_partition(ctx(image), alter_isr(image, "t", 0, [2, 3])))
     result = elect_leaders(ctx(image), elect(ELECTION_PREFERRED, {"t": [0]}))
-    assert partition_results(result) == {("t", 0): (E.PREFERRED_LEADER_NOT_AVAILABLE, None)}
+    assert partition_results(result) == {("t", 0): (E.PREFERRED_LEADER_NOT_AVAILABLE, NO_PREFERRED)}
     assert result.records == ()
 
 
@@ -92,20 +97,20 @@ def test_unclean_election_picks_out_of_sync_replica():
     assert (reg.leader, reg.isr) == (2, (2,))
     assert reg.leader_recovery_state == LeaderRecoveryState.RECOVERING
     again = elect_leaders(ctx(apply(image, result)), elect(ELECTION_UNCLEAN, {"t": [0]}))
-    assert partition_results(again) == {("t", 0): (E.ELECTION_NOT_NEEDED, None)}
+    assert partition_results(again) == {("t", 0): (E.ELECTION_NOT_NEEDED, NOT_NEEDED)}
 
 
 def test_unclean_election_without_candidates():
     image = leaderless()
     image = image.replay([fence(image, 2), fence(image, 3)])
     result = elect_leaders(ctx(image), elect(ELECTION_UNCLEAN, {"t": [0]}))
-    assert partition_results(result) == {("t", 0): (E.ELIGIBLE_LEADERS_NOT_AVAILABLE, None)}
+    assert partition_results(result) == {("t", 0): (E.ELIGIBLE_LEADERS_NOT_AVAILABLE, NO_ELIGIBLE)}
 
 
 def test_preferred_election_on_leaderless_partition_without_isr_candidate():
     image = leaderless()
     result = elect_leaders(ctx(image), elect(ELECTION_PREFERRED, {"t": [0]}))
-    assert partition_results(result) == {("t", 0): (E.PREFERRED_LEADER_NOT_AVAILABLE, None)}
+    assert partition_results(result) == {("t", 0): (E.PREFERRED_LEADER_NOT_AVAILABLE, NO_PREFERRED)}
 
 
 @pytest.mark.parametrize("election_type", [2, -1])

@@ -426,3 +426,100 @@ def test_elrs_removed_should_not_bump_partition_epoch_if_no_change():
     epoch = ctx.partition("foo", 0).partition_epoch
     ctx.replay([M.ClearElrRecord()])
     assert ctx.partition("foo", 0).partition_epoch == epoch
+
+
+NOT_NEEDED = (E.ELECTION_NOT_NEEDED, "Leader election not needed for topic partition.")
+NO_PREFERRED = (E.PREFERRED_LEADER_NOT_AVAILABLE, "The preferred leader was not available.")
+NO_ELIGIBLE = (E.ELIGIBLE_LEADERS_NOT_AVAILABLE,
+               "Eligible topic partition leaders are not available.")
+ELECTED = (E.NONE, None)
+
+
+def elect(ctx: RcmContext, election_type: int, partitions):
+    EL = M.ElectLeadersRequest
+    request = EL(election_type=election_type, topic_partitions=None if partitions is None else [
+        EL.TopicPartitions(topic=t, partitions=list(p)) for t, p in partitions.items()])
+    result = R.elect_leaders(ctx.ctx(), request)
+    answers = {(t.topic, p.partition_id): (p.error_code, p.error_message)
+               for t in result.response.replica_election_results for p in t.partition_result}
+    return result, answers
+
+
+def leader_and_isr(ctx: RcmContext, partition_id: int):
+    reg = ctx.partition("foo", partition_id)
+    return reg.leader, reg.isr
+
+
+@kafka("ReplicationControlManagerTest#testElectUncleanLeaders_WithoutElr")
+@pytest.mark.parametrize("elect_all", [True, False])
+def test_elect_unclean_leaders_without_elr(elect_all):
+    from kraft_testkit.metadata import versions as V
+    ctx = RcmContext(mv=V.IBP_3_6_IV1)
+    ctx.register_brokers(0, 1, 2, 3, 4)
+    ctx.unfence_brokers(0, 1, 2, 3, 4)
+    ctx.create_test_topic("foo", [[1, 2, 3], [2, 3, 4], [0, 2, 1]])
+    ctx.fence_brokers(2, 3)
+    ctx.fence_brokers(1, 2, 3)
+    assert [leader_and_isr(ctx, p) for p in range(3)] == [(-1, (1,)), (4, (4,)), (0, (0,))]
+    which = None if elect_all else {"foo": [0, 1, 2]}
+    result, answers = elect(ctx, R.ELECTION_UNCLEAN, which)
+    assert result.records == ()
+    expected = {("foo", 0): NO_ELIGIBLE, ("foo", 1): NOT_NEEDED, ("foo", 2): NOT_NEEDED}
+    if elect_all:
+        expected = {k: v for k, v in expected.items() if v != NOT_NEEDED}
+    assert answers == expected
+    ctx.unfence_brokers(2)
+    ctx.alter_partition("foo", 1, [2, 4])
+    result, answers = elect(ctx, R.ELECTION_UNCLEAN, which)
+    assert [(r.message.partition_id, r.message.leader, r.message.isr) for r in result.records] \
+        == [(0, 2, (2,))]
+    ctx.replay(result.records)
+    assert [leader_and_isr(ctx, p) for p in range(3)] == [(2, (2,)), (4, (2, 4)), (0, (0,))]
+    expected = {("foo", 0): ELECTED, ("foo", 1): NOT_NEEDED, ("foo", 2): NOT_NEEDED}
+    if elect_all:
+        expected = {k: v for k, v in expected.items() if v != NOT_NEEDED}
+    assert answers == expected
+
+
+@kafka("ReplicationControlManagerTest#testPreferredElectionDoesNotTriggerUncleanElection")
+def test_preferred_election_does_not_trigger_unclean_election():
+    ctx = RcmContext()
+    ctx.register_brokers(1, 2, 3, 4)
+    ctx.unfence_brokers(1, 2, 3, 4)
+    ctx.create_test_topic("foo", [[1, 2, 3]])
+    ctx.fence_brokers(2, 3)
+    ctx.fence_brokers(1, 2, 3)
+    ctx.unfence_brokers(2)
+    assert leader_and_isr(ctx, 0) == (-1, (1,))
+    ctx.alter_topic_config("foo", "unclean.leader.election.enable", "true")
+    result, answers = elect(ctx, R.ELECTION_PREFERRED, {"foo": [0]})
+    assert result.records == ()
+    assert answers == {("foo", 0): NO_PREFERRED}
+
+
+@kafka("ReplicationControlManagerTest#testElectPreferredLeaders")
+def test_elect_preferred_leaders():
+    ctx = RcmContext()
+    ctx.register_brokers(0, 1, 2, 3, 4)
+    ctx.unfence_brokers(1, 2, 3, 4)
+    ctx.in_controlled_shutdown_brokers(1)
+    ctx.create_test_topic("foo", [[1, 2, 3], [2, 3, 4], [0, 2, 1]])
+    which = {"foo": [0, 1, 2], "bar": [0, 1]}
+    no_bar = (E.UNKNOWN_TOPIC_OR_PARTITION, "No such topic as bar")
+    result, answers = elect(ctx, R.ELECTION_PREFERRED, which)
+    assert answers == {("foo", 0): NO_PREFERRED, ("foo", 1): NOT_NEEDED,
+                       ("foo", 2): NO_PREFERRED, ("bar", 0): no_bar, ("bar", 1): no_bar}
+    assert result.records == ()
+    ctx.register_brokers(1)  # registering again ends its controlled shutdown
+    ctx.unfence_brokers(0, 1)
+    for partition_id, isr in ((0, [1, 2, 3]), (2, [0, 2, 1])):
+        answer_ = ctx.alter_partition("foo", partition_id, isr, leader=2)
+        assert (answer_.error_code, answer_.leader_id, answer_.leader_epoch, tuple(answer_.isr),
+                answer_.partition_epoch) == (E.NONE, 2, 0, tuple(isr), 1)
+    result, answers = elect(ctx, R.ELECTION_PREFERRED, which)
+    assert answers == {("foo", 0): ELECTED, ("foo", 1): NOT_NEEDED, ("foo", 2): ELECTED,
+                       ("bar", 0): no_bar, ("bar", 1): no_bar}
+    topic_id = ctx.image.topic("foo").id
+    assert [r.message for r in result.records] == [
+        M.PartitionChangeRecord(partition_id=0, topic_id=topic_id, leader=1),
+        M.PartitionChangeRecord(partition_id=2, topic_id=topic_id, leader=0)]
