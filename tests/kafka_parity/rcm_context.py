@@ -56,7 +56,7 @@ class RcmContext:
     def ctx(self) -> ControllerContext:
         return ControllerContext(image=self.image, now_ms=0, rng=self.rng,
                                  config=self.config, cluster_id="test-cluster",
-                                 node_id=3000, extra=self.extra)
+                                 node_id=0, extra=self.extra)  # Kafka: nodeId 0
 
     def new_topic_id(self) -> Uuid:
         return Uuid.random(self.rng)

@@ -523,3 +523,92 @@ def test_elect_preferred_leaders():
     assert [r.message for r in result.records] == [
         M.PartitionChangeRecord(partition_id=0, topic_id=topic_id, leader=1),
         M.PartitionChangeRecord(partition_id=2, topic_id=topic_id, leader=0)]
+
+
+@kafka("ReplicationControlManagerTest#testAlterPartitionHandleUnknownTopicIdOrName")
+@pytest.mark.parametrize("version", [2, 3])
+def test_alter_partition_handle_unknown_topic_id_or_name(version):
+    ctx = RcmContext()
+    ctx.register_brokers(0, 1, 2)
+    ctx.unfence_brokers(0, 1, 2)
+    topic_id = Uuid.parse("Ktv3YkMQRe-MId4VkkrMyw")
+    AP = M.AlterPartitionRequest
+    result = R.alter_partition(ctx.ctx(), AP(broker_id=0, broker_epoch=100, topics=[
+        AP.TopicData(topic_id=topic_id, partitions=[AP.PartitionData(partition_index=0)])]),
+        version=version)
+    (topic,) = result.response.topics
+    assert topic.topic_id == topic_id
+    assert [(p.partition_index, p.error_code) for p in topic.partitions] == \
+        [(0, E.UNKNOWN_TOPIC_ID)]
+
+
+@kafka("ReplicationControlManagerTest#testMaybeTriggerUncleanLeaderElectionForLeaderlessPartitions")
+@pytest.mark.parametrize("unclean", ["none", "static", "dynamic_cluster", "dynamic_node",
+                                     "dynamic_topic"])
+def test_maybe_trigger_unclean_election_for_leaderless_partitions(unclean):
+    from kraft_testkit.controller.configs import incremental_alter_configs
+    static = {"unclean.leader.election.enable": "true"} if unclean == "static" else {}
+    ctx = RcmContext(**static)
+    ctx.register_brokers(0, 1, 2, 3, 4)
+    ctx.unfence_brokers(0, 1, 2, 3, 4)
+    ctx.create_test_topic("foo", [[1, 2, 4], [1, 3, 4], [0, 2, 4]])
+    assert not R.leaderless_partitions(ctx.image)
+    ctx.fence_brokers(0, 1, 2, 3, 4)
+    assert R.leaderless_partitions(ctx.image)
+    assert [leader_and_isr(ctx, p) for p in range(3)] == [(-1, (4,))] * 3
+    ctx.unfence_brokers(2)
+    after = [(2, (2,)), (-1, (4,)), (2, (2,))]
+    if unclean == "static":
+        assert [leader_and_isr(ctx, p) for p in range(3)] == after
+    else:
+        assert [leader_and_isr(ctx, p) for p in range(3)] == [(-1, (4,))] * 3
+    resource = {"dynamic_cluster": (4, ""), "dynamic_node": (4, "0"),
+                "dynamic_topic": (2, "foo")}.get(unclean)
+    if resource is not None:
+        IAC = M.IncrementalAlterConfigsRequest
+        result = incremental_alter_configs(ctx.ctx(), IAC(resources=[IAC.AlterConfigsResource(
+            resource_type=resource[0], resource_name=resource[1],
+            configs=[IAC.AlterableConfig(name="unclean.leader.election.enable",
+                                         config_operation=0, value="true")])]))
+        ctx.replay(result.records)
+    records, more = R.maybe_elect_unclean_leaders(ctx.ctx())
+    assert not more
+    if unclean in ("none", "static"):
+        assert records == []
+    else:
+        assert records
+        ctx.replay(records)
+        assert [leader_and_isr(ctx, p) for p in range(3)] == after
+
+
+@kafka("ReplicationControlManagerTest#testDeleteTopics")
+def test_delete_topics():
+    ctx = RcmContext()
+    configs = {"cleanup.policy": "compact", "min.cleanable.dirty.ratio": "0.1"}
+    ctx.register_brokers(0, 1)
+    ctx.unfence_brokers(0, 1)
+    created = ctx.create_topics(creatable("foo", 3, 2, configs=configs))
+    top = created.response.topics[0]
+    assert (top.error_code, top.num_partitions, top.replication_factor) == (E.NONE, 3, 2)
+    assert ctx.image.topic("foo") is None and dict(ctx.image.configs.get(2, "foo")) == {}
+    ctx.replay(created.records)
+    foo = ctx.image.topic("foo")
+    assert sorted(foo.partitions) == [0, 1, 2]
+    assert dict(ctx.image.configs.get(2, "foo")) == configs
+    invalid = Uuid(((int.from_bytes(bytes(foo.id), "big") + (1 << 64)) % (1 << 128))
+                   .to_bytes(16, "big"))  # most significant bits + 1
+
+    def delete(topic_id):
+        return R.delete_topics(ctx.ctx(), M.DeleteTopicsRequest(topics=[
+            M.DeleteTopicsRequest.DeleteTopicState(name=None, topic_id=topic_id)]))
+
+    bad = delete(invalid)
+    assert bad.records == ()
+    assert [(r.topic_id, r.error_code, r.error_message) for r in bad.response.responses] == [
+        (invalid, E.UNKNOWN_TOPIC_ID, None)]
+    good = delete(foo.id)
+    assert good.atomic and len(good.records) == 1
+    assert [(r.topic_id, r.error_code) for r in good.response.responses] == [(foo.id, E.NONE)]
+    ctx.replay(good.records)
+    assert ctx.image.topic(foo.id) is None and ctx.image.topic("foo") is None
+    assert dict(ctx.image.configs.get(2, "foo")) == {}
