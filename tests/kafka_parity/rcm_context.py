@@ -121,7 +121,9 @@ class RcmContext:
                                     value=value)])
 
     def alter_partition(self, topic: str, partition_id: int, isr: Sequence[int], *,
-                        leader: int | None = None, version: int = 3):
+                        leader: int | None = None, version: int = 3, whole: bool = False,
+                        broker_epoch: int | None = None, leader_epoch: int | None = None,
+                        partition_epoch: int | None = None, lrs: int = 0):
         """An AlterPartition from the partition's leader (broker epochs -1, as
         ``isrWithDefaultEpoch``); its records are replayed; returns the partition's answer."""
         t = self.image.topic(topic)
@@ -129,16 +131,19 @@ class RcmContext:
         leader = reg.leader if leader is None else leader
         AP = M.AlterPartitionRequest
         data = AP.PartitionData(
-            partition_index=partition_id, leader_epoch=reg.leader_epoch,
-            partition_epoch=reg.partition_epoch, leader_recovery_state=0,
+            partition_index=partition_id,
+            leader_epoch=reg.leader_epoch if leader_epoch is None else leader_epoch,
+            partition_epoch=reg.partition_epoch if partition_epoch is None else partition_epoch,
+            leader_recovery_state=lrs,
             new_isr=list(isr) if version < 3 else [],
             new_isr_with_epochs=[AP.BrokerState(broker_id=b, broker_epoch=-1) for b in isr]
             if version >= 3 else [])
-        request = AP(broker_id=leader, broker_epoch=self.image.cluster.brokers[leader].epoch,
+        epoch = self.image.cluster.brokers[leader].epoch if broker_epoch is None else broker_epoch
+        request = AP(broker_id=leader, broker_epoch=epoch,
                      topics=[AP.TopicData(topic_name=topic, topic_id=t.id, partitions=[data])])
         result = R.alter_partition(self.ctx(), request, version=version)
         self.replay(result.records)
-        return result.response.topics[0].partitions[0]
+        return result.response if whole else result.response.topics[0].partitions[0]
 
     def in_controlled_shutdown_brokers(self, *broker_ids: int) -> None:
         for b in broker_ids:

@@ -612,3 +612,28 @@ def test_delete_topics():
     ctx.replay(good.records)
     assert ctx.image.topic(foo.id) is None and ctx.image.topic("foo") is None
     assert dict(ctx.image.configs.get(2, "foo")) == {}
+
+
+@kafka("ReplicationControlManagerTest#testInvalidAlterPartitionRequests")
+def test_invalid_alter_partition_requests():
+    ctx = RcmContext()
+    ctx.register_brokers(0, 1, 2)
+    ctx.unfence_brokers(0, 1, 2)
+    ctx.create_test_topic("foo", [[0, 1, 2]])
+    assert ctx.partition("foo", 0).leader == 0
+    epoch = ctx.image.cluster.brokers[0].epoch
+
+    def code(isr, **kw):
+        answer_ = ctx.alter_partition("foo", 0, isr, **kw)
+        assert answer_.partition_index == 0
+        return answer_.error_code
+
+    assert code([0, 1], leader=1) == E.INVALID_REQUEST  # not the leader
+    stale = ctx.alter_partition("foo", 0, [0, 1], broker_epoch=epoch - 1, whole=True)
+    assert stale.error_code == E.STALE_BROKER_EPOCH
+    assert code([0, 1], leader_epoch=500) == E.NOT_CONTROLLER
+    assert code([0, 1], partition_epoch=500) == E.NOT_CONTROLLER
+    assert code([0, 1, 3]) == E.INVALID_REQUEST  # 3 is not a replica
+    assert code([1, 2]) == E.INVALID_REQUEST  # without the leader
+    assert code([0, 1], lrs=1) == E.INVALID_REQUEST  # RECOVERING with more than the leader
+    assert code([0], lrs=1) == E.INVALID_REQUEST  # RECOVERED -> RECOVERING
