@@ -124,8 +124,9 @@ class RcmContext:
                         leader: int | None = None, version: int = 3, whole: bool = False,
                         broker_epoch: int | None = None, leader_epoch: int | None = None,
                         partition_epoch: int | None = None, lrs: int = 0):
-        """An AlterPartition from the partition's leader (broker epochs -1, as
-        ``isrWithDefaultEpoch``); its records are replayed; returns the partition's answer."""
+        """An AlterPartition from the partition's leader (each ISR member at its default epoch,
+        as ``isrWithDefaultEpoch``); its records are replayed; returns the partition's answer
+        (``whole``: the whole response)."""
         t = self.image.topic(topic)
         reg = t.partitions[partition_id]
         leader = reg.leader if leader is None else leader
@@ -136,7 +137,8 @@ class RcmContext:
             partition_epoch=reg.partition_epoch if partition_epoch is None else partition_epoch,
             leader_recovery_state=lrs,
             new_isr=list(isr) if version < 3 else [],
-            new_isr_with_epochs=[AP.BrokerState(broker_id=b, broker_epoch=-1) for b in isr]
+            new_isr_with_epochs=[AP.BrokerState(broker_id=b, broker_epoch=default_broker_epoch(b))
+                                for b in isr]
             if version >= 3 else [])
         epoch = self.image.cluster.brokers[leader].epoch if broker_epoch is None else broker_epoch
         request = AP(broker_id=leader, broker_epoch=epoch,

@@ -637,3 +637,59 @@ def test_invalid_alter_partition_requests():
     assert code([1, 2]) == E.INVALID_REQUEST  # without the leader
     assert code([0, 1], lrs=1) == E.INVALID_REQUEST  # RECOVERING with more than the leader
     assert code([0], lrs=1) == E.INVALID_REQUEST  # RECOVERED -> RECOVERING
+
+
+def four_replicas() -> RcmContext:
+    ctx = RcmContext()
+    ctx.register_brokers(0, 1, 2, 3, 4)
+    ctx.unfence_brokers(0, 1, 2, 3, 4)
+    ctx.create_test_topic("foo", [[1, 2, 3, 4]])
+    return ctx
+
+
+def rejected(answer_) -> tuple:
+    return (answer_.partition_index, answer_.error_code)
+
+
+@kafka("ReplicationControlManagerTest#testAlterPartitionShouldRejectFencedBrokers")
+@pytest.mark.parametrize("version", [2, 3])
+def test_alter_partition_should_reject_fenced_brokers(version):
+    ctx = four_replicas()
+    ctx.replay(R.handle_broker_fenced(ctx.ctx(), 3))
+    assert ctx.partition("foo", 0) == registration([1, 2, 3, 4], [1, 2, 4], 1, partition_epoch=1)
+    ctx._change(3, fenced=1)
+    answer_ = ctx.alter_partition("foo", 0, [1, 2, 3, 4], version=version)
+    assert rejected(answer_) == (0, E.INELIGIBLE_REPLICA)
+    ctx.unfence_brokers(3)
+    answer_ = ctx.alter_partition("foo", 0, [1, 2, 3, 4], version=version)
+    assert (answer_.error_code, answer_.leader_id, answer_.leader_epoch, tuple(answer_.isr),
+            answer_.partition_epoch) == (E.NONE, 1, 0, (1, 2, 3, 4), 2)
+
+
+@kafka("ReplicationControlManagerTest#testAlterPartitionShouldRejectBrokersWithStaleEpoch")
+@pytest.mark.parametrize("version", [2, 3])
+def test_alter_partition_should_reject_brokers_with_stale_epoch(version):
+    ctx = four_replicas()
+    ctx.alter_partition("foo", 0, [1, 2, 3])
+    # broker 4 failed silently and registers again with a new epoch, then is unfenced
+    ctx.replay([M.RegisterBrokerRecord(
+        broker_id=4, broker_epoch=100 + 4 + 1000, incarnation_id=Uuid(b"\x04" * 16),
+        end_points=[M.RegisterBrokerRecord.BrokerEndpoint(
+            name="PLAINTEXT", host="localhost", port=9096, security_protocol=0)],
+        fenced=True)])
+    ctx.unfence_brokers(4)
+    response = ctx.alter_partition("foo", 0, [1, 2, 3, 4], version=version, whole=True)
+    if version >= 3:  # the ISR names broker 4 at its old epoch
+        assert rejected(response.topics[0].partitions[0]) == (0, E.INELIGIBLE_REPLICA)
+    else:
+        assert response.error_code == E.NONE
+
+
+@kafka("ReplicationControlManagerTest#testAlterPartitionShouldRejectShuttingDownBrokers")
+@pytest.mark.parametrize("version", [2, 3])
+def test_alter_partition_should_reject_shutting_down_brokers(version):
+    ctx = four_replicas()
+    assert ctx.partition("foo", 0) == registration([1, 2, 3, 4], [1, 2, 3, 4], 1)
+    ctx.in_controlled_shutdown_brokers(3)
+    answer_ = ctx.alter_partition("foo", 0, [1, 2, 3, 4], version=version)
+    assert rejected(answer_) == (0, E.INELIGIBLE_REPLICA)
