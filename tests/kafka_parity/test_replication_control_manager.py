@@ -5,7 +5,7 @@ on a replayed image (rcm_context.RcmContext is the test's ReplicationControlTest
 from __future__ import annotations
 
 import pytest
-from rcm_context import RcmContext, creatable, registration
+from rcm_context import RcmContext, broker_dir, creatable, registration
 
 from kraft_testkit.controller import replication as R
 from kraft_testkit.controller.topics import (MAX_PARTITIONS_PER_BATCH, RequestFailed,
@@ -693,3 +693,68 @@ def test_alter_partition_should_reject_shutting_down_brokers(version):
     ctx.in_controlled_shutdown_brokers(3)
     answer_ = ctx.alter_partition("foo", 0, [1, 2, 3, 4], version=version)
     assert rejected(answer_) == (0, E.INELIGIBLE_REPLICA)
+
+
+ARR = M.AlterPartitionReassignmentsRequest
+LPR = M.ListPartitionReassignmentsRequest
+
+
+def reassign(ctx: RcmContext, targets):
+    """``alterPartitionReassignments``: {topic: [(partition, replicas or None)]}."""
+    result = R.alter_partition_reassignments(ctx.ctx(), ARR(topics=[
+        ARR.ReassignableTopic(name=t, partitions=[
+            ARR.ReassignablePartition(partition_index=p,
+                                      replicas=None if r is None else list(r))
+            for p, r in parts]) for t, parts in targets.items()]))
+    answers = {(t.name, p.partition_index): (p.error_code, p.error_message)
+               for t in result.response.responses for p in t.partitions}
+    return result, answers
+
+
+def reassigning(ctx: RcmContext, topics=None):
+    response = R.list_partition_reassignments(ctx.image, LPR(topics=None if topics is None else [
+        LPR.ListPartitionReassignmentsTopics(name=t, partition_indexes=list(p))
+        for t, p in topics.items()]))
+    return {(t.name, p.partition_index): (tuple(p.replicas), tuple(p.adding_replicas),
+                                          tuple(p.removing_replicas))
+            for t in response.topics for p in t.partitions}
+
+
+@kafka("ReplicationControlManagerTest#testReassignPartitions")
+@pytest.mark.parametrize("version", [2, 3])
+def test_reassign_partitions(version):
+    ctx = RcmContext()
+    ctx.register_brokers(0, 1, 2, 3)
+    ctx.unfence_brokers(0, 1, 2, 3)
+    ctx.create_test_topic("foo", [[1, 2, 3], [3, 2, 1]])
+    ctx.create_test_topic("bar", [[1, 2, 3]])
+    foo_id = ctx.image.topic("foo").id
+    assert reassigning(ctx) == {}
+    result, answers = reassign(ctx, {"foo": [(0, [3, 2, 1]), (1, [0, 2, 1]), (2, [0, 2, 1])],
+                                     "bar": []})
+    assert answers == {("foo", 0): (E.NONE, None), ("foo", 1): (E.NONE, None),
+                       ("foo", 2): (E.UNKNOWN_TOPIC_OR_PARTITION,
+                                    "Unable to find partition foo:2.")}
+    assert [t.name for t in result.response.responses] == ["foo", "bar"]
+    ctx.replay(result.records)
+    ongoing = {("foo", 1): ((0, 2, 1, 3), (0,), (3,))}
+    assert reassigning(ctx) == ongoing
+    assert reassigning(ctx, {"bar": [0, 1, 2]}) == {}
+    assert reassigning(ctx, {"foo": [0, 1, 2]}) == ongoing
+    cancel, answers = reassign(ctx, {"foo": [(0, None), (1, None), (2, None)],
+                                     "bar": [(0, None)]})
+    assert answers == {("foo", 0): (E.NO_REASSIGNMENT_IN_PROGRESS, None),
+                       ("foo", 1): (E.NONE, None),
+                       ("foo", 2): (E.UNKNOWN_TOPIC_OR_PARTITION,
+                                    "Unable to find partition foo:2."),
+                       ("bar", 0): (E.NO_REASSIGNMENT_IN_PROGRESS, None)}
+    assert cancel.atomic
+    assert [r.message for r in cancel.records] == [M.PartitionChangeRecord(
+        topic_id=foo_id, partition_id=1, replicas=(2, 1, 3),
+        directories=tuple(broker_dir(b) for b in (2, 1, 3)), leader=3, removing_replicas=(),
+        adding_replicas=())]
+    # the cancel is not replayed: the ISR grows to the target, which ends the reassignment
+    # without the leader, 3
+    answer_ = ctx.alter_partition("foo", 1, [3, 0, 2, 1], version=version)
+    assert rejected(answer_) == (1, E.NEW_LEADER_ELECTED)
+    assert reassigning(ctx) == {}
