@@ -123,7 +123,8 @@ class RcmContext:
     def alter_partition(self, topic: str, partition_id: int, isr: Sequence[int], *,
                         leader: int | None = None, version: int = 3, whole: bool = False,
                         broker_epoch: int | None = None, leader_epoch: int | None = None,
-                        partition_epoch: int | None = None, lrs: int = 0):
+                        partition_epoch: int | None = None, lrs: int = 0,
+                        replay: bool = True):
         """An AlterPartition from the partition's leader (each ISR member at its default epoch,
         as ``isrWithDefaultEpoch``); its records are replayed; returns the partition's answer
         (``whole``: the whole response)."""
@@ -144,7 +145,8 @@ class RcmContext:
         request = AP(broker_id=leader, broker_epoch=epoch,
                      topics=[AP.TopicData(topic_name=topic, topic_id=t.id, partitions=[data])])
         result = R.alter_partition(self.ctx(), request, version=version)
-        self.replay(result.records)
+        if replay:
+            self.replay(result.records)
         return result.response if whole else result.response.topics[0].partitions[0]
 
     def in_controlled_shutdown_brokers(self, *broker_ids: int) -> None:

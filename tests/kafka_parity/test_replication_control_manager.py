@@ -758,3 +758,50 @@ def test_reassign_partitions(version):
     answer_ = ctx.alter_partition("foo", 1, [3, 0, 2, 1], version=version)
     assert rejected(answer_) == (1, E.NEW_LEADER_ELECTED)
     assert reassigning(ctx) == {}
+
+
+@kafka("ReplicationControlManagerTest#testCancelReassignPartitions")
+def test_cancel_reassign_partitions():
+    ctx = RcmContext()
+    ctx.register_brokers(0, 1, 2, 3, 4)
+    ctx.unfence_brokers(0, 1, 2, 3, 4)
+    ctx.create_test_topic("foo", [[1, 2, 3, 4], [0, 1, 2, 3], [4, 3, 1, 0], [2, 3, 4, 1]])
+    ctx.create_test_topic("bar", [[4, 3, 2]])
+    assert reassigning(ctx) == {}
+    ctx.replay(R.handle_broker_fenced(ctx.ctx(), 3))
+    assert ctx.partition("foo", 0) == registration([1, 2, 3, 4], [1, 2, 4], 1, partition_epoch=1)
+    result, answers = reassign(ctx, {
+        "foo": [(0, [1, 2, 4]), (1, [1, 2, 3, 0]), (2, [5, 6, 7]), (3, [])],
+        "bar": [(0, [1, 2, 3, 4, 0])]})
+    assert answers == {
+        ("foo", 0): (E.NONE, None), ("foo", 1): (E.NONE, None),
+        ("foo", 2): (E.INVALID_REPLICA_ASSIGNMENT, "The manual partition assignment includes "
+                                                   "broker 5, but no such broker is registered."),
+        ("foo", 3): (E.INVALID_REPLICA_ASSIGNMENT,
+                     "The manual partition assignment includes an empty replica list."),
+        ("bar", 0): (E.NONE, None)}
+    ctx.replay(result.records)
+    assert ctx.partition("foo", 0) == registration([1, 2, 4], [1, 2, 4], 1, leader_epoch=1,
+                                                   partition_epoch=2)
+    assert ctx.partition("foo", 1) == registration([1, 2, 3, 0], [0, 1, 2], 0, partition_epoch=2)
+    bar = ctx.partition("bar", 0)
+    assert bar == registration([1, 2, 3, 4, 0], [4, 2], 4, partition_epoch=2)._replace(
+        adding_replicas=(0, 1))
+    ongoing = {("bar", 0): ((1, 2, 3, 4, 0), (0, 1), ())}
+    assert reassigning(ctx) == ongoing
+    assert reassigning(ctx, {"foo": [0, 1, 2]}) == {}
+    assert reassigning(ctx, {"bar": [0, 1, 2]}) == ongoing
+    answer_ = ctx.alter_partition("bar", 0, [4, 1, 2, 0], replay=False)  # (not replayed)
+    assert (answer_.error_code, answer_.leader_id, answer_.leader_epoch, tuple(answer_.isr),
+            answer_.partition_epoch) == (E.NONE, 4, 0, (4, 1, 2, 0), 3)
+    cancel, answers = reassign(ctx, {"foo": [(0, None)], "bar": [(0, None)]})
+    assert answers == {("foo", 0): (E.NO_REASSIGNMENT_IN_PROGRESS, None),
+                       ("bar", 0): (E.NONE, None)}
+    bar_id = ctx.image.topic("bar").id
+    assert cancel.atomic and [r.message for r in cancel.records] == [M.PartitionChangeRecord(
+        topic_id=bar_id, partition_id=0, leader=4, replicas=(2, 3, 4),
+        directories=tuple(broker_dir(b) for b in (2, 3, 4)), adding_replicas=())]
+    ctx.replay(cancel.records)
+    assert reassigning(ctx) == {}
+    assert ctx.partition("bar", 0) == registration([2, 3, 4], [4, 2], 4, leader_epoch=1,
+                                                   partition_epoch=3)
