@@ -805,3 +805,36 @@ def test_cancel_reassign_partitions():
     assert reassigning(ctx) == {}
     assert ctx.partition("bar", 0) == registration([2, 3, 4], [4, 2], 4, leader_epoch=1,
                                                    partition_epoch=3)
+
+
+@kafka("ReplicationControlManagerTest#"
+       "testReassignPartitionsHandlesNewReassignmentThatRemovesPreviouslyAddingReplicas")
+def test_new_reassignment_removing_previously_adding_replicas():
+    ctx = RcmContext()
+    ctx.register_brokers(0, 1, 2, 3, 4, 5)
+    ctx.unfence_brokers(0, 1, 2, 3, 4, 5)
+    topic = "topic-1"
+    ctx.create_test_topic(topic, [[0, 1]])
+    assert reassigning(ctx) == {}
+    result, answers = reassign(ctx, {topic: [(0, [2, 3])]})
+    assert answers == {(topic, 0): (E.NONE, None)}
+    ctx.replay(result.records)
+    assert reassigning(ctx) == {(topic, 0): ((2, 3, 0, 1), (2, 3), (0, 1))}
+    epoch = ctx.partition(topic, 0).partition_epoch
+    answer_ = ctx.alter_partition(topic, 0, [0, 1, 2])
+    assert (answer_.error_code, tuple(answer_.isr), answer_.partition_epoch, answer_.leader_id) \
+        == (E.NONE, (0, 1, 2), epoch + 1, 0)
+    election, answers = elect(ctx, R.ELECTION_PREFERRED, {topic: [0]})
+    assert answers == {(topic, 0): ELECTED}
+    ctx.replay(election.records)
+    assert ctx.partition(topic, 0).leader == 2
+    result, answers = reassign(ctx, {topic: [(0, [4, 5])]})
+    assert answers == {(topic, 0): (E.NONE, None)}
+    ctx.replay(result.records)
+    assert reassigning(ctx) == {(topic, 0): ((4, 5, 0, 1, 2, 3), (4, 5), (0, 1, 2, 3))}
+    partition = ctx.partition(topic, 0)
+    assert partition.leader == 2 and partition.leader in partition.replicas
+    answer_ = ctx.alter_partition(topic, 0, [0, 1, 2, 3, 4, 5])
+    assert rejected(answer_) == (0, E.NEW_LEADER_ELECTED)
+    assert ctx.partition(topic, 0).leader == 4
+    assert reassigning(ctx) == {}
