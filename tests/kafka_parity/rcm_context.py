@@ -83,7 +83,7 @@ class RcmContext:
             broker_epoch=default_broker_epoch(broker_id),
             end_points=[M.RegisterBrokerRecord.BrokerEndpoint(
                 name="PLAINTEXT", host="localhost", port=9092 + broker_id, security_protocol=0)],
-            fenced=True, log_dirs=list(dirs))])
+            rack=None, fenced=True, log_dirs=list(dirs))])
 
     def _change(self, broker_id: int, **fields: int) -> None:
         epoch = self.image.cluster.brokers[broker_id].epoch

@@ -838,3 +838,58 @@ def test_new_reassignment_removing_previously_adding_replicas():
     assert rejected(answer_) == (0, E.NEW_LEADER_ELECTED)
     assert ctx.partition(topic, 0).leader == 4
     assert reassigning(ctx) == {}
+
+
+def imbalanced(ctx: RcmContext) -> bool:
+    """``arePartitionLeadersImbalanced``: some partition not led by its first replica."""
+    return any(reg.leader != reg.replicas[0]
+               for t in ctx.image.topics for reg in t.partitions.values())
+
+
+@kafka("ReplicationControlManagerTest#testBalancePartitionLeaders")
+def test_balance_partition_leaders():
+    ctx = RcmContext()
+    ctx.register_brokers(0, 1, 2, 3, 4)
+    ctx.unfence_brokers(2, 3, 4)
+    ctx.create_test_topic("foo", [[1, 2, 3], [2, 3, 4], [0, 2, 1]])
+    foo_id = ctx.image.topic("foo").id
+    assert imbalanced(ctx)
+    ctx.unfence_brokers(1)
+    answer_ = ctx.alter_partition("foo", 0, [1, 2, 3], leader=2)
+    assert (answer_.error_code, answer_.leader_id, answer_.leader_epoch, tuple(answer_.isr),
+            answer_.partition_epoch) == (E.NONE, 2, 0, (1, 2, 3), 1)
+    records, more = R.balance_partition_leaders(ctx.ctx())
+    ctx.replay(records)
+    assert [r.message for r in records] == [
+        M.PartitionChangeRecord(partition_id=0, topic_id=foo_id, leader=1)]
+    assert imbalanced(ctx) and not more
+    ctx.unfence_brokers(0)
+    answer_ = ctx.alter_partition("foo", 2, [0, 2, 1], leader=2)
+    assert (answer_.error_code, answer_.leader_id, answer_.leader_epoch, tuple(answer_.isr),
+            answer_.partition_epoch) == (E.NONE, 2, 0, (0, 2, 1), 1)
+    records, more = R.balance_partition_leaders(ctx.ctx())
+    ctx.replay(records)
+    assert [r.message for r in records] == [
+        M.PartitionChangeRecord(partition_id=2, topic_id=foo_id, leader=0)]
+    assert not imbalanced(ctx) and not more
+
+
+@kafka("ReplicationControlManagerTest#testKRaftClusterDescriber")
+def test_kraft_cluster_describer():
+    from kraft_testkit.controller.eligibility import default_dir
+    from kraft_testkit.controller.placement import UsableBroker, usable_brokers
+    ctx = RcmContext()
+    ctx.register_brokers(0, 1, 2, 3, 4)
+    for broker_id, dirs in ((0, []), (1, []), (2, [Uuid.parse("ozwqsVMFSNiYQUPSJA3j0w")]),
+                            (3, [Uuid.parse("SSDgCZ4BTyec5QojGT65qg"),
+                                 Uuid.parse("K8KwMrviRcOUvgI8FPOJWg")]), (4, [])):
+        ctx.register_dirs(broker_id, dirs)
+    ctx.unfence_brokers(2, 3, 4)
+    ctx.create_test_topic("foo", [[1, 2, 3], [2, 3, 4], [0, 2, 1]])
+    ctx.create_test_topic("bar", [[2, 3, 4], [3, 4, 2]])
+    assert set(usable_brokers(ctx.image)) == {
+        UsableBroker(0, None, True), UsableBroker(1, None, True), UsableBroker(2, None, False),
+        UsableBroker(3, None, False), UsableBroker(4, None, False)}
+    assert default_dir(ctx.image, 1) == DirectoryId.MIGRATING
+    assert default_dir(ctx.image, 2) == Uuid.parse("ozwqsVMFSNiYQUPSJA3j0w")
+    assert default_dir(ctx.image, 3) == DirectoryId.UNASSIGNED
