@@ -264,7 +264,8 @@ def delete_acls(ctx: ControllerContext, request: M.DeleteAclsRequest
                 error_code=int(ErrorCode.INVALID_REQUEST), error_message=problem, matching_acls=()))
             continue
         matching = []
-        exact = acl_filter.resource_name is not None and acl_filter.pattern_type != PatternType.MATCH
+        exact = (acl_filter.resource_name is not None
+                 and acl_filter.pattern_type != PatternType.MATCH)
         for acl_id, acl in by_name.get(acl_filter.resource_name, ()) if exact else acls:
             if acl_filter.matches(acl):
                 if len(removed) >= MAX_RECORDS_PER_USER_OP:

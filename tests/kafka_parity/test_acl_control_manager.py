@@ -18,7 +18,6 @@ from kraft_testkit.protocol import messages as M
 from kraft_testkit.protocol.error_codes import ErrorCode as E
 from kraft_testkit.protocol.uuid import Uuid
 
-kafka = pytest.mark.kafka
 T, LIT, PRE, MATCH = ResourceType.TOPIC, PatternType.LITERAL, PatternType.PREFIXED, PatternType.MATCH
 ALLOW, DENY = AclPermissionType.ALLOW, AclPermissionType.DENY
 
@@ -85,7 +84,7 @@ def entry_record(acl_id, a: Acl) -> M.AccessControlEntryRecord:
     return M.AccessControlEntryRecord(id=acl_id, **a._asdict())
 
 
-@kafka("AclControlManagerTest#testValidateNewAcl")
+@pytest.mark.kafka("AclControlManagerTest#testValidateNewAcl")
 def test_validate_new_acl():
     assert validate_new_acl(acl()) is None
     assert validate_new_acl(acl(pattern=PatternType.UNKNOWN)) == (
@@ -98,21 +97,21 @@ def test_validate_new_acl():
         E.INVALID_REQUEST, "Invalid permissionType UNKNOWN")
 
 
-@kafka("AclControlManagerTest#testValidateAclWithBadPrincipal")
+@pytest.mark.kafka("AclControlManagerTest#testValidateAclWithBadPrincipal")
 def test_validate_acl_with_bad_principal():
     assert validate_new_acl(acl(principal="invalid")) == (
         E.INVALID_REQUEST, "Could not parse principal from `invalid` (no colon is present "
                            "separating the principal type from the principal name)")
 
 
-@kafka("AclControlManagerTest#testValidateAclWithEmptyPrincipal")
+@pytest.mark.kafka("AclControlManagerTest#testValidateAclWithEmptyPrincipal")
 def test_validate_acl_with_empty_principal():
     assert validate_new_acl(acl(principal="")) == (
         E.INVALID_REQUEST, "Could not parse principal from `` (no colon is present "
                            "separating the principal type from the principal name)")
 
 
-@kafka("AclControlManagerTest#testValidateFilter")
+@pytest.mark.kafka("AclControlManagerTest#testValidateFilter")
 def test_validate_filter():
     ok = AclFilter(ResourceType.ANY, "*", LIT, "User:*", "*", AclOperation.ANY,
                    AclPermissionType.ANY)
@@ -123,7 +122,7 @@ def test_validate_filter():
                      AclPermissionType.UNKNOWN).problem() == "Unknown entryFilter."
 
 
-@kafka("AclControlManagerTest#testLoadSnapshot")
+@pytest.mark.kafka("AclControlManagerTest#testLoadSnapshot")
 def test_load_snapshot():
     """Replaying the records gives back the same ACLs by id; an empty image has none (Kafka
     reverts its snapshot registry; the kit keeps the image from before)."""
@@ -136,7 +135,7 @@ def test_load_snapshot():
     assert dict(before.acls.acls) == {}
 
 
-@kafka("AclControlManagerTest#testAddAndDelete")
+@pytest.mark.kafka("AclControlManagerTest#testAddAndDelete")
 def test_add_and_delete():
     m = Manager()
     acl_id, a = TEST_ACLS[0]
@@ -144,7 +143,7 @@ def test_add_and_delete():
     assert m.acls() == {}
 
 
-@kafka("AclControlManagerTest#testCreateAclDeleteAcl")
+@pytest.mark.kafka("AclControlManagerTest#testCreateAclDeleteAcl")
 def test_create_acl_delete_acl():
     m = Manager()
     result = m.create([a for _, a in TEST_ACLS[:3]] + [acl(pattern=PatternType.UNKNOWN)])
@@ -168,7 +167,7 @@ def test_create_acl_delete_acl():
 BINDING = acl(T, "topic-1", LIT, "User:user", "10.0.0.1", AclOperation.ALL, ALLOW)
 
 
-@kafka("AclControlManagerTest#testCreateDedupe")
+@pytest.mark.kafka("AclControlManagerTest#testCreateDedupe")
 def test_create_dedupe():
     m = Manager()
     result = m.create([BINDING, BINDING])
@@ -177,7 +176,7 @@ def test_create_dedupe():
     assert len(m.create([BINDING]).records) == 0 and len(m.acls()) == 1
 
 
-@kafka("AclControlManagerTest#testDeleteDedupe")
+@pytest.mark.kafka("AclControlManagerTest#testDeleteDedupe")
 def test_delete_dedupe():
     m = Manager()
     created = m.create([BINDING])
@@ -190,7 +189,7 @@ def test_delete_dedupe():
         assert len(deleted.response.filter_results) == results
 
 
-@kafka("AclControlManagerTest#testDeleteExceedsMaxRecords")
+@pytest.mark.kafka("AclControlManagerTest#testDeleteExceedsMaxRecords")
 def test_delete_exceeds_max_records():
     m = Manager()
     new = [acl(T, f"mytopic_{i}", LIT, "User:alice", "127.0.0.1", AclOperation.READ, ALLOW)

@@ -18,7 +18,6 @@ from kraft_testkit.metadata import versions as V
 from kraft_testkit.protocol import messages as M
 from kraft_testkit.protocol.uuid import Uuid
 
-kafka = pytest.mark.kafka
 U = Uuid.parse
 UNASSIGNED = DirectoryId.UNASSIGNED
 RECOVERED = LeaderRecoveryState.RECOVERED.value
@@ -111,7 +110,7 @@ def elect(version, partition, acceptable, *, election=Election.ONLINE, isr=None,
     return tuple(change.elect())
 
 
-@kafka("PartitionChangeBuilderTest#testElectLeader")
+@pytest.mark.kafka("PartitionChangeBuilderTest#testElectLeader")
 @VERSIONS
 def test_elect_leader(version):
     assert elect(version, FOO, not_3, election=Election.PREFERRED) == (2, False)
@@ -129,39 +128,39 @@ def test_elect_leader(version):
     assert elect(version, BAZ, every, election=Election.UNCLEAN) == (3, False)
 
 
-@kafka("PartitionChangeBuilderTest#testNoLeaderEpochBumpIfNothingChanged")
+@pytest.mark.kafka("PartitionChangeBuilderTest#testNoLeaderEpochBumpIfNothingChanged")
 @VERSIONS
 def test_no_leader_epoch_bump_if_nothing_changed(version):
     assert foo(version) is None
 
 
-@kafka("PartitionChangeBuilderTest#testNoLeaderEpochBumpOnIsrShrink")
+@pytest.mark.kafka("PartitionChangeBuilderTest#testNoLeaderEpochBumpOnIsrShrink")
 @pytest.mark.parametrize("mv", [V.IBP_3_6_IV0, V.IBP_3_7_IV2, V.IBP_4_0_IV0])
 def test_no_leader_epoch_bump_on_isr_shrink(mv):
     assert foo(mv, by_mv=True, isr=[2, 1]).message.leader == NO_LEADER_CHANGE
 
 
-@kafka("PartitionChangeBuilderTest#testLeaderEpochBumpOnIsrShrink")
+@pytest.mark.kafka("PartitionChangeBuilderTest#testLeaderEpochBumpOnIsrShrink")
 @pytest.mark.parametrize("mv", [V.IBP_3_4_IV0, V.IBP_3_5_IV2])
 def test_leader_epoch_bump_on_isr_shrink(mv):
     assert foo(mv, by_mv=True, isr=[2, 1]).message.leader == 1
 
 
-@kafka("PartitionChangeBuilderTest#testNoLeaderEpochBumpOnIsrExpansion")
+@pytest.mark.kafka("PartitionChangeBuilderTest#testNoLeaderEpochBumpOnIsrExpansion")
 @pytest.mark.parametrize("mv", [V.IBP_3_4_IV0, V.IBP_3_5_IV2, V.IBP_3_6_IV0, V.IBP_3_7_IV2,
                                 V.IBP_4_0_IV0])
 def test_no_leader_epoch_bump_on_isr_expansion(mv):
     assert foo(mv, by_mv=True, isr=[2, 1, 3, 4]).message.leader == NO_LEADER_CHANGE
 
 
-@kafka("PartitionChangeBuilderTest#testLeaderEpochBumpOnNewReplicaSetDisjoint")
+@pytest.mark.kafka("PartitionChangeBuilderTest#testLeaderEpochBumpOnNewReplicaSetDisjoint")
 @pytest.mark.parametrize("mv", [V.IBP_3_4_IV0, V.IBP_3_5_IV2, V.IBP_3_6_IV0, V.IBP_3_7_IV2,
                                 V.IBP_4_0_IV0])
 def test_leader_epoch_bump_on_new_replica_set_disjoint(mv):
     assert foo(mv, by_mv=True, replicas=[2, 1, 4]).message.leader == 1
 
 
-@kafka("PartitionChangeBuilderTest#testNoChange")
+@pytest.mark.kafka("PartitionChangeBuilderTest#testNoChange")
 @VERSIONS
 def test_no_change(version):
     assert foo(version) is None
@@ -171,13 +170,13 @@ def test_no_change(version):
     assert baz(version, election=Election.PREFERRED) is None
 
 
-@kafka("PartitionChangeBuilderTest#testIsrChangeDoesntBumpLeaderEpoch")
+@pytest.mark.kafka("PartitionChangeBuilderTest#testIsrChangeDoesntBumpLeaderEpoch")
 @VERSIONS
 def test_isr_change_doesnt_bump_leader_epoch(version):
     assert_record(foo(version, isr=[2, 1]), version, FOO_ID, isr=[2, 1])
 
 
-@kafka("PartitionChangeBuilderTest#testIsrChangeAndLeaderChange")
+@pytest.mark.kafka("PartitionChangeBuilderTest#testIsrChangeAndLeaderChange")
 @VERSIONS
 def test_isr_change_and_leader_change(version):
     assert_record(foo(version, isr=[2, 3]), version, FOO_ID, isr=[2, 3], leader=2)
@@ -188,7 +187,7 @@ def dirs_of(partition, *brokers):
     return [where.get(b, UNASSIGNED) for b in brokers]
 
 
-@kafka("PartitionChangeBuilderTest#testReassignmentRearrangesReplicas")
+@pytest.mark.kafka("PartitionChangeBuilderTest#testReassignmentRearrangesReplicas")
 @VERSIONS
 def test_reassignment_rearranges_replicas(version):
     extra = {"directories": dirs_of(FOO, 3, 2, 1)} if version >= 1 else {}
@@ -196,7 +195,7 @@ def test_reassignment_rearranges_replicas(version):
                   **extra)
 
 
-@kafka("PartitionChangeBuilderTest#testIsrEnlargementCompletesReassignment")
+@pytest.mark.kafka("PartitionChangeBuilderTest#testIsrEnlargementCompletesReassignment")
 @VERSIONS
 def test_isr_enlargement_completes_reassignment(version):
     extra = {"directories": dirs_of(BAR, 2, 3, 4)} if version >= 1 else {}
@@ -204,7 +203,7 @@ def test_isr_enlargement_completes_reassignment(version):
                   isr=[2, 3, 4], leader=2, removing_replicas=[], adding_replicas=[], **extra)
 
 
-@kafka("PartitionChangeBuilderTest#testRevertReassignment")
+@pytest.mark.kafka("PartitionChangeBuilderTest#testRevertReassignment")
 @VERSIONS
 def test_revert_reassignment(version):
     """The revert of BAR (replicas and ISR 1, 2, 3) as the kit's cancel computes it."""
@@ -217,7 +216,7 @@ def test_revert_reassignment(version):
                   adding_replicas=[], **extra)
 
 
-@kafka("PartitionChangeBuilderTest#testRemovingReplicaReassignment")
+@pytest.mark.kafka("PartitionChangeBuilderTest#testRemovingReplicaReassignment")
 @VERSIONS
 def test_removing_replica_reassignment(version):
     extra = {"directories": dirs_of(FOO, 1, 2)} if version >= 1 else {}
@@ -225,7 +224,7 @@ def test_removing_replica_reassignment(version):
                   replicas=[1, 2], isr=[2, 1], leader=1, **extra)
 
 
-@kafka("PartitionChangeBuilderTest#testAddingReplicaReassignment")
+@pytest.mark.kafka("PartitionChangeBuilderTest#testAddingReplicaReassignment")
 @VERSIONS
 def test_adding_replica_reassignment(version):
     extra = {"directories": dirs_of(FOO, 1, 2, 3) + [UNASSIGNED]} if version >= 1 else {}
@@ -233,7 +232,7 @@ def test_adding_replica_reassignment(version):
                   replicas=[1, 2, 3, 4], adding_replicas=[4], **extra)
 
 
-@kafka("PartitionChangeBuilderTest#testUncleanLeaderElection")
+@pytest.mark.kafka("PartitionChangeBuilderTest#testUncleanLeaderElection")
 @VERSIONS
 def test_unclean_leader_election(version):
     assert_record(foo(version, election=Election.UNCLEAN, isr=[3]), version, FOO_ID,
@@ -245,7 +244,7 @@ def test_unclean_leader_election(version):
                       leader_recovery_state=RECOVERING, **cleared)
 
 
-@kafka("PartitionChangeBuilderTest#testChangeInLeadershipDoesNotChangeRecoveryState")
+@pytest.mark.kafka("PartitionChangeBuilderTest#testChangeInLeadershipDoesNotChangeRecoveryState")
 def test_change_in_leadership_does_not_change_recovery_state():
     partition = reg([1, 2, 3], [1], 1, lrs=RECOVERING)
     rec = build(partition, FOO_ID, lambda b: False, MINIMUM, isr=[])
@@ -260,7 +259,7 @@ def test_change_in_leadership_does_not_change_recovery_state():
         (1, 1, RECOVERING)
 
 
-@kafka("PartitionChangeBuilderTest#testUncleanSetsLeaderRecoveringState")
+@pytest.mark.kafka("PartitionChangeBuilderTest#testUncleanSetsLeaderRecoveringState")
 def test_unclean_sets_leader_recovering_state():
     partition = reg([1, 2, 3], [2, 3], NO_LEADER)
     rec = build(partition, FOO_ID, lambda b: b == 1, MINIMUM, election=Election.UNCLEAN)
@@ -271,7 +270,7 @@ def test_unclean_sets_leader_recovering_state():
         (1, (1,), RECOVERING)
 
 
-@kafka("PartitionChangeBuilderTest#"
+@pytest.mark.kafka("PartitionChangeBuilderTest#"
        "testStoppedLeaderIsDemotedAfterReassignmentCompletesEvenIfNoNewEligibleLeaders")
 def test_stopped_leader_is_demoted_after_reassignment_completes():
     partition = reg([2, 3, 0, 1], [0, 1], 0, removing=[0, 1], adding=[2, 3])
@@ -291,7 +290,7 @@ def elr_build(partition, acceptable, version=2, *, last_known_leader=False, **kw
                  last_known_leader=last_known_leader, **kw)
 
 
-@kafka("PartitionChangeBuilderTest#testEligibleLeaderReplicas_IsrShrinkBelowMinISR")
+@pytest.mark.kafka("PartitionChangeBuilderTest#testEligibleLeaderReplicas_IsrShrinkBelowMinISR")
 @VERSIONS
 def test_elr_isr_shrink_below_min_isr(version):
     partition = reg([1, 2, 3, 4], [1, 2, 3, 4], 1)
@@ -302,7 +301,7 @@ def test_elr_isr_shrink_below_min_isr(version):
     assert (merged.elr, merged.last_known_elr) == (((3, 4), ()) if version >= 2 else ((), ()))
 
 
-@kafka("PartitionChangeBuilderTest#"
+@pytest.mark.kafka("PartitionChangeBuilderTest#"
        "testEligibleLeaderReplicas_lastKnownElrShouldBePopulatedWhenNoLeader")
 def test_elr_last_known_elr_populated_when_no_leader():
     partition = reg([1, 2, 3], [1], 1, elr=[2])
@@ -313,7 +312,7 @@ def test_elr_last_known_elr_populated_when_no_leader():
     assert partition.merge(rec.message).last_known_elr == (1,)
 
 
-@kafka("PartitionChangeBuilderTest#testEligibleLeaderReplicas_IsrExpandAboveMinISR")
+@pytest.mark.kafka("PartitionChangeBuilderTest#testEligibleLeaderReplicas_IsrExpandAboveMinISR")
 @VERSIONS
 def test_elr_isr_expand_above_min_isr(version):
     partition = reg([1, 2, 3, 4], [1, 2], 1, elr=[3], last_known=[4])
@@ -324,7 +323,7 @@ def test_elr_isr_expand_above_min_isr(version):
     assert (merged.elr, merged.last_known_elr) == ((), ())
 
 
-@kafka("PartitionChangeBuilderTest#testEligibleLeaderReplicas_IsrAddNewMemberNotInELR")
+@pytest.mark.kafka("PartitionChangeBuilderTest#testEligibleLeaderReplicas_IsrAddNewMemberNotInELR")
 @VERSIONS
 def test_elr_isr_add_new_member_not_in_elr(version):
     partition = reg([1, 2, 3, 4], [1], 1, elr=[3], last_known=[2])
@@ -335,7 +334,7 @@ def test_elr_isr_add_new_member_not_in_elr(version):
     assert (merged.elr, merged.last_known_elr) == (((3,), (2,)) if version >= 2 else ((), ()))
 
 
-@kafka("PartitionChangeBuilderTest#testEligibleLeaderReplicas_RemoveUncleanShutdownReplicasFromElr")
+@pytest.mark.kafka("PartitionChangeBuilderTest#testEligibleLeaderReplicas_RemoveUncleanShutdownReplicasFromElr")
 @VERSIONS
 def test_elr_remove_unclean_shutdown_replicas_from_elr(version):
     partition = reg([1, 2, 3, 4], [1], 1, elr=[2, 3])
@@ -347,7 +346,7 @@ def test_elr_remove_unclean_shutdown_replicas_from_elr(version):
     assert (merged.elr, merged.last_known_elr) == (((2,), (3,)) if version >= 2 else ((), ()))
 
 
-@kafka("PartitionChangeBuilderTest#testKeepsDirectoriesAfterReassignment")
+@pytest.mark.kafka("PartitionChangeBuilderTest#testKeepsDirectoriesAfterReassignment")
 def test_keeps_directories_after_reassignment():
     d = [U("v1PVrX6uS5m8CByXlLfmWg"), U("iU2znv45Q9yQkOpkTSy3jA"), U("fM5NKyWTQHqEihjIkUl99Q")]
     partition = reg([2, 1, 3], [2, 1, 3], 1, d)
@@ -356,7 +355,7 @@ def test_keeps_directories_after_reassignment():
                   directories=[d[2], d[1], UNASSIGNED, UNASSIGNED])
 
 
-@kafka("PartitionChangeBuilderTest#testUpdateDirectories")
+@pytest.mark.kafka("PartitionChangeBuilderTest#testUpdateDirectories")
 def test_update_directories():
     d = [U("S1zMYZczRjWmucidLqGA5g"), U("7SVUYdL6QJWXGnzHyEdVNw"), U("uHSN9YpISIG2JcZMJKAqGQ")]
     partition = reg([2, 1, 3], [2, 1, 3], 2, d)
@@ -365,7 +364,7 @@ def test_update_directories():
     assert_record(rec, 2, FOO_ID, directories=[d[0], DirectoryId.LOST, d[2]])
 
 
-@kafka("PartitionChangeBuilderTest#testEligibleLeaderReplicas_ElrCanBeElected")
+@pytest.mark.kafka("PartitionChangeBuilderTest#testEligibleLeaderReplicas_ElrCanBeElected")
 @pytest.mark.parametrize("last_known_leader", [True, False])
 def test_elr_can_be_elected(last_known_leader):
     partition = reg([1, 2, 3, 4], [1], 1, elr=[3], last_known=[] if last_known_leader else [2])
@@ -376,7 +375,7 @@ def test_elr_can_be_elected(last_known_leader):
         ((1,), () if last_known_leader else (2,), (3,))
 
 
-@kafka("PartitionChangeBuilderTest#testEligibleLeaderReplicas_IsrCanShrinkToZero")
+@pytest.mark.kafka("PartitionChangeBuilderTest#testEligibleLeaderReplicas_IsrCanShrinkToZero")
 @pytest.mark.parametrize("last_known_leader", [True, False])
 def test_elr_isr_can_shrink_to_zero(last_known_leader):
     partition = reg([1, 2, 3, 4], [1, 2, 3, 4], 1)
@@ -395,7 +394,7 @@ def test_elr_isr_can_shrink_to_zero(last_known_leader):
         assert partition.last_known_elr == ()
 
 
-@kafka("PartitionChangeBuilderTest#testEligibleLeaderReplicas_ElectLastKnownLeader")
+@pytest.mark.kafka("PartitionChangeBuilderTest#testEligibleLeaderReplicas_ElectLastKnownLeader")
 def test_elr_elect_last_known_leader():
     partition = reg([1, 2, 3, 4], [], NO_LEADER, last_known=[1])
     rec = elr_build(partition, lambda r: True, last_known_leader=True, isr=[])
@@ -405,13 +404,13 @@ def test_elr_elect_last_known_leader():
     assert (merged.elr, merged.last_known_elr, merged.isr) == ((), (), (1,))
 
 
-@kafka("PartitionChangeBuilderTest#testEligibleLeaderReplicas_ElectLastKnownLeaderShouldFail")
+@pytest.mark.kafka("PartitionChangeBuilderTest#testEligibleLeaderReplicas_ElectLastKnownLeaderShouldFail")
 def test_elr_elect_last_known_leader_should_fail():
     partition = reg([1, 2, 3, 4], [], NO_LEADER, elr=[3], last_known=[1])
     assert elr_build(partition, not_3, last_known_leader=True, isr=[]) is None
 
 
-@kafka("PartitionChangeBuilderTest#testEligibleLeaderReplicas_NotEligibleLastKnownLeader")
+@pytest.mark.kafka("PartitionChangeBuilderTest#testEligibleLeaderReplicas_NotEligibleLastKnownLeader")
 @pytest.mark.parametrize("election", list(Election))
 def test_elr_not_eligible_last_known_leader(election):
     partition = reg([1, 2, 3, 4], [], NO_LEADER, last_known=[1])

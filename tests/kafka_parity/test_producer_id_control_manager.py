@@ -15,7 +15,6 @@ from kraft_testkit.protocol import messages as M
 from kraft_testkit.protocol.error_codes import ErrorCode as E
 from kraft_testkit.protocol.uuid import Uuid
 
-kafka = pytest.mark.kafka
 LONG_MAX = 2**63 - 1
 
 
@@ -39,14 +38,14 @@ class Manager:
             broker_id=broker_id, broker_epoch=broker_epoch, next_producer_id=next_id)])
 
 
-@kafka("ProducerIdControlManagerTest#testInitialResult")
+@pytest.mark.kafka("ProducerIdControlManagerTest#testInitialResult")
 def test_initial_result():
     result = Manager().generate(1, 100)
     assert (result.response.producer_id_start, result.response.producer_id_len) == (0, 1000)
     assert result.records[0].message.next_producer_id == 1000
 
 
-@kafka("ProducerIdControlManagerTest#testMonotonic",
+@pytest.mark.kafka("ProducerIdControlManagerTest#testMonotonic",
        deliberate="the kit's image takes a ProducerIdsRecord that goes backwards, where Kafka's "
                   "controller-side replay throws; the kit's controller never writes one. No switch")
 def test_monotonic():
@@ -58,7 +57,7 @@ def test_monotonic():
     assert m.generate(1, 100).response.producer_id_start == 50
 
 
-@kafka("ProducerIdControlManagerTest#testUnknownBrokerOrEpoch")
+@pytest.mark.kafka("ProducerIdControlManagerTest#testUnknownBrokerOrEpoch")
 def test_unknown_broker_or_epoch():
     m = Manager()
     for broker_id, epoch in ((99, 0), (1, 99)):
@@ -66,7 +65,7 @@ def test_unknown_broker_or_epoch():
         assert result.response.error_code == E.STALE_BROKER_EPOCH and result.records == ()
 
 
-@kafka("ProducerIdControlManagerTest#testMaxValue")
+@pytest.mark.kafka("ProducerIdControlManagerTest#testMaxValue")
 def test_max_value():
     m = Manager()
     m.replay(1, LONG_MAX - 1)
@@ -74,7 +73,7 @@ def test_max_value():
     assert result.response.error_code == E.UNKNOWN_SERVER_ERROR and result.records == ()
 
 
-@kafka("ProducerIdControlManagerTest#testGenerateProducerIds")
+@pytest.mark.kafka("ProducerIdControlManagerTest#testGenerateProducerIds")
 def test_generate_producer_ids():
     m = Manager()
     for i in range(100):

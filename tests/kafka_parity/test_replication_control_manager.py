@@ -15,7 +15,6 @@ from kraft_testkit.protocol import messages as M
 from kraft_testkit.protocol.uuid import Uuid
 from kraft_testkit.protocol.error_codes import ErrorCode as E
 
-kafka = pytest.mark.kafka
 CP = M.CreatePartitionsRequest
 TOO_MANY = "Excessively large number of partitions per request."
 
@@ -25,7 +24,7 @@ def answer(result, name: str):
     return topic.error_code, topic.error_message
 
 
-@kafka("ReplicationControlManagerTest#testExcessiveNumberOfTopicsCannotBeCreated")
+@pytest.mark.kafka("ReplicationControlManagerTest#testExcessiveNumberOfTopicsCannotBeCreated")
 def test_excessive_number_of_topics_cannot_be_created():
     ctx = RcmContext()
     result = ctx.create_topics(creatable("foo", 5000, 1), creatable("bar", 5000, 1),
@@ -35,13 +34,13 @@ def test_excessive_number_of_topics_cannot_be_created():
     assert result.records == ()
 
 
-@kafka("ReplicationControlManagerTest#testExcessiveNumberOfTopicsCannotBeCreatedWithAssignments")
+@pytest.mark.kafka("ReplicationControlManagerTest#testExcessiveNumberOfTopicsCannotBeCreatedWithAssignments")
 def test_excessive_number_of_topics_cannot_be_created_with_assignments():
     topics = [creatable("foo", -1, 1), creatable("baz", assignments=[[], []])]
     assert total_partitions(topics, 9999) == 10_001 > MAX_PARTITIONS_PER_BATCH
 
 
-@kafka("ReplicationControlManagerTest#testCreateTopics",
+@pytest.mark.kafka("ReplicationControlManagerTest#testCreateTopics",
        deliberate="placement leaves out a broker whose registration is in controlled shutdown; "
                   "Kafka's placer asks its heartbeat manager, which learns it from the broker's "
                   "heartbeat (this test replays the record alone). No switch")
@@ -72,7 +71,7 @@ def test_create_topics():
                                                     "Topic 'foo' already exists.")
 
 
-@kafka("ReplicationControlManagerTest#testInvalidCreateTopicsWithValidateOnlyFlag")
+@pytest.mark.kafka("ReplicationControlManagerTest#testInvalidCreateTopicsWithValidateOnlyFlag")
 def test_invalid_create_topics_with_validate_only_flag():
     ctx = RcmContext()
     ctx.register_brokers(0, 1, 2)
@@ -85,7 +84,7 @@ def test_invalid_create_topics_with_validate_only_flag():
         "cannot be reached because only 3 broker(s) are registered.")
 
 
-@kafka("ReplicationControlManagerTest#testCreateTopicsWithValidateOnlyFlag")
+@pytest.mark.kafka("ReplicationControlManagerTest#testCreateTopicsWithValidateOnlyFlag")
 def test_create_topics_with_validate_only_flag():
     ctx = RcmContext()
     ctx.register_brokers(0, 1, 2)
@@ -97,7 +96,7 @@ def test_create_topics_with_validate_only_flag():
     assert (top.num_partitions, top.replication_factor) == (1, 3)
 
 
-@kafka("ReplicationControlManagerTest#testCreateTopicWithCollisionChars")
+@pytest.mark.kafka("ReplicationControlManagerTest#testCreateTopicWithCollisionChars")
 def test_create_topic_with_collision_chars():
     ctx = RcmContext()
     ctx.register_brokers(0, 1, 2)
@@ -113,14 +112,14 @@ def test_create_topic_with_collision_chars():
     assert len(ctx.image.topic(again.topic_id).partitions) == 4
 
 
-@kafka("ReplicationControlManagerTest#testValidateNewTopicNames")
+@pytest.mark.kafka("ReplicationControlManagerTest#testValidateNewTopicNames")
 def test_validate_new_topic_names():
     assert R.topic_name_error("") == "Topic name is invalid: the empty string is not allowed"
     assert R.topic_name_error("woo") is None
     assert R.topic_name_error(".") == "Topic name is invalid: '.' is not allowed"
 
 
-@kafka("ReplicationControlManagerTest#testTopicNameCollision")
+@pytest.mark.kafka("ReplicationControlManagerTest#testTopicNameCollision")
 def test_topic_name_collision():
     """Kafka seeds the collision map directly; here the colliding topics exist."""
     ctx = RcmContext()
@@ -135,7 +134,7 @@ def test_topic_name_collision():
         E.INVALID_TOPIC_EXCEPTION, "Topic 'woo.bar_foo' collides with existing topic: woo.bar.foo")
 
 
-@kafka("ReplicationControlManagerTest#testCreatePartitions")
+@pytest.mark.kafka("ReplicationControlManagerTest#testCreatePartitions")
 def test_create_partitions():
     ctx = RcmContext()
     ctx.register_brokers(0, 1, 3)
@@ -176,7 +175,7 @@ def test_create_partitions():
                                                     Uuid.parse("dxCDSgNjQvS4WuyqEKoCwA"))
 
 
-@kafka("ReplicationControlManagerTest#"
+@pytest.mark.kafka("ReplicationControlManagerTest#"
        "testCreatePartitionsFailsWhenAllBrokersAreFencedOrInControlledShutdown",
        deliberate="placement leaves out a broker whose registration is in controlled shutdown "
                   "(Kafka: its heartbeat manager's view); the error is the placer's. No switch")
@@ -196,7 +195,7 @@ def test_create_partitions_fails_when_all_brokers_fenced_or_shutting_down():
         (E.INVALID_REPLICATION_FACTOR, "All brokers are currently fenced.")]
 
 
-@kafka("ReplicationControlManagerTest#testValidateGoodManualPartitionAssignments")
+@pytest.mark.kafka("ReplicationControlManagerTest#testValidateGoodManualPartitionAssignments")
 def test_validate_good_manual_partition_assignments():
     ctx = RcmContext()
     ctx.register_brokers(1, 2, 3)
@@ -204,7 +203,7 @@ def test_validate_good_manual_partition_assignments():
         validate_manual_assignment(ctx.image, replicas, rf)
 
 
-@kafka("ReplicationControlManagerTest#testValidateBadManualPartitionAssignments")
+@pytest.mark.kafka("ReplicationControlManagerTest#testValidateBadManualPartitionAssignments")
 def test_validate_bad_manual_partition_assignments():
     ctx = RcmContext()
     ctx.register_brokers(1, 2)
@@ -235,7 +234,7 @@ def isr_members(ctx: RcmContext, broker_id: int) -> set:
             if broker_id in reg.isr}
 
 
-@kafka("ReplicationControlManagerTest#testRemoveLeaderships")
+@pytest.mark.kafka("ReplicationControlManagerTest#testRemoveLeaderships")
 def test_remove_leaderships():
     ctx = RcmContext()
     ctx.register_brokers(0, 1, 2, 3)
@@ -248,7 +247,7 @@ def test_remove_leaderships():
     assert {p for p, reg in ctx.image.topic("foo").partitions.items() if reg.leader == 0} == set()
 
 
-@kafka("ReplicationControlManagerTest#testShrinkAndExpandIsr")
+@pytest.mark.kafka("ReplicationControlManagerTest#testShrinkAndExpandIsr")
 def test_shrink_and_expand_isr():
     ctx = RcmContext()
     ctx.register_brokers(0, 1, 2)
@@ -274,7 +273,7 @@ def elr_state(ctx: RcmContext):
     return reg.elr, reg.last_known_elr
 
 
-@kafka("ReplicationControlManagerTest#testEligibleLeaderReplicas_ShrinkAndExpandIsr")
+@pytest.mark.kafka("ReplicationControlManagerTest#testEligibleLeaderReplicas_ShrinkAndExpandIsr")
 def test_elr_shrink_and_expand_isr():
     ctx = elr_topic((0, 1, 2), "2")
     consistent(ctx, "foo", ctx.alter_partition("foo", 0, [0]))
@@ -283,7 +282,7 @@ def test_elr_shrink_and_expand_isr():
     assert elr_state(ctx) == ((), ())
 
 
-@kafka("ReplicationControlManagerTest#testEligibleLeaderReplicas_ShrinkToEmptyIsr")
+@pytest.mark.kafka("ReplicationControlManagerTest#testEligibleLeaderReplicas_ShrinkToEmptyIsr")
 def test_elr_shrink_to_empty_isr():
     ctx = elr_topic((0, 1, 2), "3")
     ctx.fence_brokers(1, 2)
@@ -293,7 +292,7 @@ def test_elr_shrink_to_empty_isr():
     assert ctx.partition("foo", 0).isr == ()
 
 
-@kafka("ReplicationControlManagerTest#testEligibleLeaderReplicas_BrokerFence")
+@pytest.mark.kafka("ReplicationControlManagerTest#testEligibleLeaderReplicas_BrokerFence")
 def test_elr_broker_fence():
     ctx = elr_topic((0, 1, 2, 3), "3")
     ctx.fence_brokers(2, 3)
@@ -304,7 +303,7 @@ def test_elr_broker_fence():
     assert elr_state(ctx) == ((1, 3), ())
 
 
-@kafka("ReplicationControlManagerTest#testEligibleLeaderReplicas_DeleteTopic")
+@pytest.mark.kafka("ReplicationControlManagerTest#testEligibleLeaderReplicas_DeleteTopic")
 def test_elr_delete_topic():
     ctx = elr_topic((0, 1, 2), "2")
     consistent(ctx, "foo", ctx.alter_partition("foo", 0, [0]))
@@ -317,14 +316,14 @@ def test_elr_delete_topic():
     assert isr_members(ctx, 0) == set()
 
 
-@kafka("ReplicationControlManagerTest#testEligibleLeaderReplicas_EffectiveMinIsr")
+@pytest.mark.kafka("ReplicationControlManagerTest#testEligibleLeaderReplicas_EffectiveMinIsr")
 def test_elr_effective_min_isr():
     from kraft_testkit.controller.elr import effective_min_isr
     ctx = elr_topic((0, 1, 2), "5")
     assert effective_min_isr(ctx.ctx(), "foo") == 3
 
 
-@kafka("ReplicationControlManagerTest#testEligibleLeaderReplicas_CleanElection")
+@pytest.mark.kafka("ReplicationControlManagerTest#testEligibleLeaderReplicas_CleanElection")
 def test_elr_clean_election():
     ctx = elr_topic((0, 1, 2, 3), "3")
     ctx.fence_brokers(1, 2, 3)
@@ -335,7 +334,7 @@ def test_elr_clean_election():
     assert (reg.elr, reg.isr, reg.leader, reg.last_known_elr) == ((0, 3), (2,), 2, ())
 
 
-@kafka("ReplicationControlManagerTest#testEligibleLeaderReplicas_UncleanShutdown")
+@pytest.mark.kafka("ReplicationControlManagerTest#testEligibleLeaderReplicas_UncleanShutdown")
 def test_elr_unclean_shutdown():
     ctx = elr_topic((0, 1, 2, 3), "3")
     ctx.fence_brokers(1, 2, 3)
@@ -346,7 +345,7 @@ def test_elr_unclean_shutdown():
     assert elr_state(ctx) == ((2,), (0,))
 
 
-@kafka("ReplicationControlManagerTest#testCreateTopicsISRInvariants",
+@pytest.mark.kafka("ReplicationControlManagerTest#testCreateTopicsISRInvariants",
        deliberate="placement leaves out a broker whose registration is in controlled shutdown "
                   "(Kafka: its heartbeat manager's view). No switch")
 def test_create_topics_isr_invariants():
@@ -362,14 +361,14 @@ def test_create_topics_isr_invariants():
         "be reached because only 2 broker(s) are registered.")
 
 
-@kafka("ReplicationControlManagerTest#testManualPartitionAssignmentOnAllFencedBrokers")
+@pytest.mark.kafka("ReplicationControlManagerTest#testManualPartitionAssignmentOnAllFencedBrokers")
 def test_manual_partition_assignment_on_all_fenced_brokers():
     ctx = RcmContext()
     ctx.register_brokers(0, 1, 2, 3)
     ctx.create_test_topic("foo", [[0, 1, 2]], expected=E.INVALID_REPLICA_ASSIGNMENT)
 
 
-@kafka("ReplicationControlManagerTest#testCreatePartitionsFailsWithManualAssignmentWithAllFenced")
+@pytest.mark.kafka("ReplicationControlManagerTest#testCreatePartitionsFailsWithManualAssignmentWithAllFenced")
 def test_create_partitions_fails_with_manual_assignment_with_all_fenced():
     ctx = RcmContext()
     ctx.register_brokers(0, 1, 2, 3, 4, 5)
@@ -380,7 +379,7 @@ def test_create_partitions_fails_with_manual_assignment_with_all_fenced():
     assert ctx.partition("foo", 1) == registration([2, 4, 5], [2], 2)
 
 
-@kafka("ReplicationControlManagerTest#testFenceMultipleBrokers")
+@pytest.mark.kafka("ReplicationControlManagerTest#testFenceMultipleBrokers")
 def test_fence_multiple_brokers():
     ctx = RcmContext()
     ctx.register_brokers(0, 1, 2, 3, 4)
@@ -393,7 +392,7 @@ def test_fence_multiple_brokers():
     assert (p2.replicas, p2.isr) == ((0, 2, 1), (0, 1)) and p2.leader != 2
 
 
-@kafka("ReplicationControlManagerTest#testElrsRemovedOnMinIsrUpdate")
+@pytest.mark.kafka("ReplicationControlManagerTest#testElrsRemovedOnMinIsrUpdate")
 @pytest.mark.parametrize("cluster_level", [False, True])
 def test_elrs_removed_on_min_isr_update(cluster_level):
     """The IncrementalAlterConfigs half (Kafka also runs it through legacy AlterConfigs)."""
@@ -417,7 +416,7 @@ def test_elrs_removed_on_min_isr_update(cluster_level):
     assert ctx.partition("bar", 0).elr == (() if cluster_level else (1,))
 
 
-@kafka("ReplicationControlManagerTest#testElrsRemovedShouldNotBumpPartitionEpochIfNoChange")
+@pytest.mark.kafka("ReplicationControlManagerTest#testElrsRemovedShouldNotBumpPartitionEpochIfNoChange")
 def test_elrs_removed_should_not_bump_partition_epoch_if_no_change():
     ctx = RcmContext(elr=True, **{"min.insync.replicas": 2})
     ctx.register_brokers(1, 2, 3, 4)
@@ -450,7 +449,7 @@ def leader_and_isr(ctx: RcmContext, partition_id: int):
     return reg.leader, reg.isr
 
 
-@kafka("ReplicationControlManagerTest#testElectUncleanLeaders_WithoutElr")
+@pytest.mark.kafka("ReplicationControlManagerTest#testElectUncleanLeaders_WithoutElr")
 @pytest.mark.parametrize("elect_all", [True, False])
 def test_elect_unclean_leaders_without_elr(elect_all):
     from kraft_testkit.metadata import versions as V
@@ -481,7 +480,7 @@ def test_elect_unclean_leaders_without_elr(elect_all):
     assert answers == expected
 
 
-@kafka("ReplicationControlManagerTest#testPreferredElectionDoesNotTriggerUncleanElection")
+@pytest.mark.kafka("ReplicationControlManagerTest#testPreferredElectionDoesNotTriggerUncleanElection")
 def test_preferred_election_does_not_trigger_unclean_election():
     ctx = RcmContext()
     ctx.register_brokers(1, 2, 3, 4)
@@ -497,7 +496,7 @@ def test_preferred_election_does_not_trigger_unclean_election():
     assert answers == {("foo", 0): NO_PREFERRED}
 
 
-@kafka("ReplicationControlManagerTest#testElectPreferredLeaders")
+@pytest.mark.kafka("ReplicationControlManagerTest#testElectPreferredLeaders")
 def test_elect_preferred_leaders():
     ctx = RcmContext()
     ctx.register_brokers(0, 1, 2, 3, 4)
@@ -525,7 +524,7 @@ def test_elect_preferred_leaders():
         M.PartitionChangeRecord(partition_id=2, topic_id=topic_id, leader=0)]
 
 
-@kafka("ReplicationControlManagerTest#testAlterPartitionHandleUnknownTopicIdOrName")
+@pytest.mark.kafka("ReplicationControlManagerTest#testAlterPartitionHandleUnknownTopicIdOrName")
 @pytest.mark.parametrize("version", [2, 3])
 def test_alter_partition_handle_unknown_topic_id_or_name(version):
     ctx = RcmContext()
@@ -542,7 +541,7 @@ def test_alter_partition_handle_unknown_topic_id_or_name(version):
         [(0, E.UNKNOWN_TOPIC_ID)]
 
 
-@kafka("ReplicationControlManagerTest#testMaybeTriggerUncleanLeaderElectionForLeaderlessPartitions")
+@pytest.mark.kafka("ReplicationControlManagerTest#testMaybeTriggerUncleanLeaderElectionForLeaderlessPartitions")
 @pytest.mark.parametrize("unclean", ["none", "static", "dynamic_cluster", "dynamic_node",
                                      "dynamic_topic"])
 def test_maybe_trigger_unclean_election_for_leaderless_partitions(unclean):
@@ -581,7 +580,7 @@ def test_maybe_trigger_unclean_election_for_leaderless_partitions(unclean):
         assert [leader_and_isr(ctx, p) for p in range(3)] == after
 
 
-@kafka("ReplicationControlManagerTest#testDeleteTopics")
+@pytest.mark.kafka("ReplicationControlManagerTest#testDeleteTopics")
 def test_delete_topics():
     ctx = RcmContext()
     configs = {"cleanup.policy": "compact", "min.cleanable.dirty.ratio": "0.1"}
@@ -614,7 +613,7 @@ def test_delete_topics():
     assert dict(ctx.image.configs.get(2, "foo")) == {}
 
 
-@kafka("ReplicationControlManagerTest#testInvalidAlterPartitionRequests")
+@pytest.mark.kafka("ReplicationControlManagerTest#testInvalidAlterPartitionRequests")
 def test_invalid_alter_partition_requests():
     ctx = RcmContext()
     ctx.register_brokers(0, 1, 2)
@@ -651,7 +650,7 @@ def rejected(answer_) -> tuple:
     return (answer_.partition_index, answer_.error_code)
 
 
-@kafka("ReplicationControlManagerTest#testAlterPartitionShouldRejectFencedBrokers")
+@pytest.mark.kafka("ReplicationControlManagerTest#testAlterPartitionShouldRejectFencedBrokers")
 @pytest.mark.parametrize("version", [2, 3])
 def test_alter_partition_should_reject_fenced_brokers(version):
     ctx = four_replicas()
@@ -666,7 +665,7 @@ def test_alter_partition_should_reject_fenced_brokers(version):
             answer_.partition_epoch) == (E.NONE, 1, 0, (1, 2, 3, 4), 2)
 
 
-@kafka("ReplicationControlManagerTest#testAlterPartitionShouldRejectBrokersWithStaleEpoch")
+@pytest.mark.kafka("ReplicationControlManagerTest#testAlterPartitionShouldRejectBrokersWithStaleEpoch")
 @pytest.mark.parametrize("version", [2, 3])
 def test_alter_partition_should_reject_brokers_with_stale_epoch(version):
     ctx = four_replicas()
@@ -685,7 +684,7 @@ def test_alter_partition_should_reject_brokers_with_stale_epoch(version):
         assert response.error_code == E.NONE
 
 
-@kafka("ReplicationControlManagerTest#testAlterPartitionShouldRejectShuttingDownBrokers")
+@pytest.mark.kafka("ReplicationControlManagerTest#testAlterPartitionShouldRejectShuttingDownBrokers")
 @pytest.mark.parametrize("version", [2, 3])
 def test_alter_partition_should_reject_shutting_down_brokers(version):
     ctx = four_replicas()
@@ -720,7 +719,7 @@ def reassigning(ctx: RcmContext, topics=None):
             for t in response.topics for p in t.partitions}
 
 
-@kafka("ReplicationControlManagerTest#testReassignPartitions")
+@pytest.mark.kafka("ReplicationControlManagerTest#testReassignPartitions")
 @pytest.mark.parametrize("version", [2, 3])
 def test_reassign_partitions(version):
     ctx = RcmContext()
@@ -760,7 +759,7 @@ def test_reassign_partitions(version):
     assert reassigning(ctx) == {}
 
 
-@kafka("ReplicationControlManagerTest#testCancelReassignPartitions")
+@pytest.mark.kafka("ReplicationControlManagerTest#testCancelReassignPartitions")
 def test_cancel_reassign_partitions():
     ctx = RcmContext()
     ctx.register_brokers(0, 1, 2, 3, 4)
@@ -807,7 +806,7 @@ def test_cancel_reassign_partitions():
                                                    partition_epoch=3)
 
 
-@kafka("ReplicationControlManagerTest#"
+@pytest.mark.kafka("ReplicationControlManagerTest#"
        "testReassignPartitionsHandlesNewReassignmentThatRemovesPreviouslyAddingReplicas")
 def test_new_reassignment_removing_previously_adding_replicas():
     ctx = RcmContext()
@@ -846,7 +845,7 @@ def imbalanced(ctx: RcmContext) -> bool:
                for t in ctx.image.topics for reg in t.partitions.values())
 
 
-@kafka("ReplicationControlManagerTest#testBalancePartitionLeaders")
+@pytest.mark.kafka("ReplicationControlManagerTest#testBalancePartitionLeaders")
 def test_balance_partition_leaders():
     ctx = RcmContext()
     ctx.register_brokers(0, 1, 2, 3, 4)
@@ -874,7 +873,7 @@ def test_balance_partition_leaders():
     assert not imbalanced(ctx) and not more
 
 
-@kafka("ReplicationControlManagerTest#testKRaftClusterDescriber")
+@pytest.mark.kafka("ReplicationControlManagerTest#testKRaftClusterDescriber")
 def test_kraft_cluster_describer():
     from kraft_testkit.controller.eligibility import default_dir
     from kraft_testkit.controller.placement import UsableBroker, usable_brokers

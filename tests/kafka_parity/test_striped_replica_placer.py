@@ -12,7 +12,6 @@ from kraft_testkit.controller.placement import (UsableBroker, _BrokerList, _Rack
                                                 place_replicas)
 from kraft_testkit.protocol.error_codes import ErrorCode, KafkaApiError
 
-kafka = pytest.mark.kafka
 
 
 def B(broker_id: int, rack: str | None, fenced: bool) -> UsableBroker:
@@ -26,7 +25,7 @@ def invalid_rf(call) -> str:
     return e.value.message
 
 
-@kafka("StripedReplicaPlacerTest#testBrokerList")
+@pytest.mark.kafka("StripedReplicaPlacerTest#testBrokerList")
 def test_broker_list():
     empty = _BrokerList()
     assert len(empty.brokers) == 0 and empty.next(1) == -1
@@ -36,7 +35,7 @@ def test_broker_list():
     assert [brokers.next(1) for _ in range(5)] == [1, 2, 3, 0, -1]
 
 
-@kafka("StripedReplicaPlacerTest#testAvoidFencedReplicaIfPossibleOnSingleRack")
+@pytest.mark.kafka("StripedReplicaPlacerTest#testAvoidFencedReplicaIfPossibleOnSingleRack")
 def test_avoid_fenced_replica_if_possible_on_single_rack():
     racks = _RackList(MockRandom(), [B(3, None, False), B(1, None, True), B(0, None, False),
                                      B(4, None, False), B(2, None, False)])
@@ -47,13 +46,13 @@ def test_avoid_fenced_replica_if_possible_on_single_rack():
         [3, 4, 0, 2], [4, 0, 2, 3], [0, 2, 3, 4], [2, 3, 4, 0], [0, 4, 3, 2]]
 
 
-@kafka("StripedReplicaPlacerTest#testMultiPartitionTopicPlacementOnSingleUnfencedBroker")
+@pytest.mark.kafka("StripedReplicaPlacerTest#testMultiPartitionTopicPlacementOnSingleUnfencedBroker")
 def test_multi_partition_topic_placement_on_single_unfenced_broker():
     placed = place_replicas(MockRandom(), [B(0, None, False), B(1, None, True)], 3, 1)
     assert placed == [(0,), (0,), (0,)]
 
 
-@kafka("StripedReplicaPlacerTest#testPlacementOnFencedReplicaOnSingleRack")
+@pytest.mark.kafka("StripedReplicaPlacerTest#testPlacementOnFencedReplicaOnSingleRack")
 def test_placement_on_fenced_replica_on_single_rack():
     racks = _RackList(MockRandom(), [B(3, None, False), B(1, None, True), B(2, None, False)])
     assert (racks.total, racks.unfenced, racks.names) == (3, 2, [None])
@@ -61,7 +60,7 @@ def test_placement_on_fenced_replica_on_single_rack():
         [3, 2, 1], [2, 3, 1], [3, 2, 1], [2, 3, 1]]
 
 
-@kafka("StripedReplicaPlacerTest#testRackListWithMultipleRacks")
+@pytest.mark.kafka("StripedReplicaPlacerTest#testRackListWithMultipleRacks")
 def test_rack_list_with_multiple_racks():
     racks = _RackList(MockRandom(), [B(11, "1", False), B(10, "1", False), B(30, "3", False),
                                      B(31, "3", False), B(21, "2", False), B(20, "2", True)])
@@ -70,7 +69,7 @@ def test_rack_list_with_multiple_racks():
         [11, 21, 31, 10], [21, 30, 10, 20], [31, 11, 21, 30]]
 
 
-@kafka("StripedReplicaPlacerTest#testRackListWithInvalidRacks")
+@pytest.mark.kafka("StripedReplicaPlacerTest#testRackListWithInvalidRacks")
 def test_rack_list_with_invalid_racks():
     racks = _RackList(MockRandom(), [
         B(11, "1", False), B(10, "1", False), B(30, "3", True), B(31, "3", True),
@@ -80,14 +79,14 @@ def test_rack_list_with_invalid_racks():
         [41, 11, 21, 30], [10, 20, 31, 41], [41, 21, 30, 11]]
 
 
-@kafka("StripedReplicaPlacerTest#testAllBrokersFenced")
+@pytest.mark.kafka("StripedReplicaPlacerTest#testAllBrokersFenced")
 def test_all_brokers_fenced():
     assert invalid_rf(lambda: place_replicas(
         MockRandom(), [B(11, "1", True), B(10, "1", True)], 1, 1)) \
         == "All brokers are currently fenced."
 
 
-@kafka("StripedReplicaPlacerTest#testNotEnoughBrokers")
+@pytest.mark.kafka("StripedReplicaPlacerTest#testNotEnoughBrokers")
 def test_not_enough_brokers():
     assert invalid_rf(lambda: place_replicas(
         MockRandom(), [B(11, "1", False), B(10, "1", False)], 1, 3)) == (
@@ -95,21 +94,21 @@ def test_not_enough_brokers():
         "registered.")
 
 
-@kafka("StripedReplicaPlacerTest#testNonPositiveReplicationFactor")
+@pytest.mark.kafka("StripedReplicaPlacerTest#testNonPositiveReplicationFactor")
 def test_non_positive_replication_factor():
     assert invalid_rf(lambda: place_replicas(
         MockRandom(), [B(11, "1", False), B(10, "1", False)], 1, 0)) \
         == "Invalid replication factor 0: the replication factor must be positive."
 
 
-@kafka("StripedReplicaPlacerTest#testSuccessfulPlacement")
+@pytest.mark.kafka("StripedReplicaPlacerTest#testSuccessfulPlacement")
 def test_successful_placement():
     placed = place_replicas(MockRandom(), [B(0, None, False), B(3, None, False),
                                            B(2, None, False), B(1, None, False)], 5, 3)
     assert placed == [(2, 3, 0), (3, 0, 1), (0, 1, 2), (1, 2, 3), (1, 0, 2)]
 
 
-@kafka("StripedReplicaPlacerTest#testEvenDistribution")
+@pytest.mark.kafka("StripedReplicaPlacerTest#testEvenDistribution")
 def test_even_distribution():
     placed = place_replicas(MockRandom(), [B(i, None, False) for i in range(4)], 200, 2)
     assert Counter(placed) == {
@@ -117,14 +116,14 @@ def test_even_distribution():
         (2, 0): 13, (2, 1): 17, (2, 3): 20, (3, 0): 20, (3, 1): 19, (3, 2): 11}
 
 
-@kafka("StripedReplicaPlacerTest#testRackListAllBrokersFenced")
+@pytest.mark.kafka("StripedReplicaPlacerTest#testRackListAllBrokersFenced")
 def test_rack_list_all_brokers_fenced():
     racks = _RackList(MockRandom(), [B(0, None, True), B(1, None, True), B(2, None, True)])
     assert (racks.total, racks.unfenced, racks.names) == (3, 0, [None])
     assert invalid_rf(lambda: racks.place(3)) == "All brokers are currently fenced."
 
 
-@kafka("StripedReplicaPlacerTest#testRackListNotEnoughBrokers")
+@pytest.mark.kafka("StripedReplicaPlacerTest#testRackListNotEnoughBrokers")
 def test_rack_list_not_enough_brokers():
     racks = _RackList(MockRandom(), [B(11, "1", False), B(10, "1", False)])
     assert invalid_rf(lambda: racks.place(3)) == (
@@ -132,7 +131,7 @@ def test_rack_list_not_enough_brokers():
         "registered.")
 
 
-@kafka("StripedReplicaPlacerTest#testRackListNonPositiveReplicationFactor")
+@pytest.mark.kafka("StripedReplicaPlacerTest#testRackListNonPositiveReplicationFactor")
 def test_rack_list_non_positive_replication_factor():
     racks = _RackList(MockRandom(), [B(11, "1", False), B(10, "1", False)])
     assert invalid_rf(lambda: racks.place(-1)) \
