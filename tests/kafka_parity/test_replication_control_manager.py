@@ -892,3 +892,18 @@ def test_kraft_cluster_describer():
     assert default_dir(ctx.image, 1) == DirectoryId.MIGRATING
     assert default_dir(ctx.image, 2) == Uuid.parse("ozwqsVMFSNiYQUPSJA3j0w")
     assert default_dir(ctx.image, 3) == DirectoryId.UNASSIGNED
+
+
+@pytest.mark.kafka("ReplicationControlManagerTest#testCreatePartitionsISRInvariants",
+                   deliberate="placement leaves out a broker whose registration is in "
+                              "controlled shutdown (Kafka: its heartbeat manager's view). "
+                              "No switch")
+def test_create_partitions_isr_invariants():
+    ctx = RcmContext()
+    ctx.register_brokers(0, 1, 2)
+    ctx.unfence_brokers(0, 1)
+    ctx.in_controlled_shutdown_brokers(1)
+    # Kafka creates foo (placed on all three) and then partition 1 as [0, 1, 2], ISR [0],
+    # leader 0. The kit offers only brokers 0 and 2, so three replicas cannot be placed
+    assert ctx.create_topics(creatable("foo", 1, 3)).response.topics[0].error_code == \
+        E.INVALID_REPLICATION_FACTOR
