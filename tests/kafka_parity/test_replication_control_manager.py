@@ -229,6 +229,11 @@ def consistent(ctx: RcmContext, topic: str, answer) -> None:
         (reg.leader, reg.leader_epoch, reg.partition_epoch, reg.isr)
 
 
+def led_by(ctx: RcmContext, broker_id: int) -> set:
+    return {(t.id, p) for t in ctx.image.topics for p, reg in t.partitions.items()
+            if reg.leader == broker_id}
+
+
 def isr_members(ctx: RcmContext, broker_id: int) -> set:
     return {(t.id, p) for t in ctx.image.topics for p, reg in t.partitions.items()
             if broker_id in reg.isr}
@@ -907,3 +912,141 @@ def test_create_partitions_isr_invariants():
     # leader 0. The kit offers only brokers 0 and 2, so three replicas cannot be placed
     assert ctx.create_topics(creatable("foo", 1, 3)).response.topics[0].error_code == \
         E.INVALID_REPLICATION_FACTOR
+
+
+def assign_to_dirs(ctx: RcmContext, broker_id: int, assignment: dict, *, replay: bool = True):
+    """``assignReplicasToDirs``: {(topic id, partition): directory} for one broker."""
+    from kraft_testkit.controller.log_dirs import assign_replicas_to_dirs
+    A = M.AssignReplicasToDirsRequest
+    by_dir: dict = {}
+    for (topic_id, partition), directory in assignment.items():
+        by_dir.setdefault(directory, {}).setdefault(topic_id, []).append(partition)
+    request = A(broker_id=broker_id, broker_epoch=100 + broker_id, directories=[
+        A.DirectoryData(id=d, topics=[A.TopicData(topic_id=t, partitions=[
+            A.PartitionData(partition_index=p) for p in ps]) for t, ps in topics.items()])
+        for d, topics in by_dir.items()])
+    result = assign_replicas_to_dirs(ctx.ctx(), request)
+    assert result.response.error_code == E.NONE
+    if replay:
+        ctx.replay(result.records)
+    return result
+
+
+def sort_changes(records):
+    return sorted((r.message for r in records), key=lambda m: (str(m.topic_id), m.partition_id,
+                                                               m.isr is not None))
+
+
+@pytest.mark.kafka("ReplicationControlManagerTest#testHandleAssignReplicasToDirsFailsOnOlderMv")
+def test_handle_assign_replicas_to_dirs_fails_on_older_mv():
+    from kraft_testkit.controller.log_dirs import assign_replicas_to_dirs
+    from kraft_testkit.metadata import versions as V
+    ctx = RcmContext(mv=V.IBP_3_7_IV2 - 1)  # 3.7-IV1
+    result = assign_replicas_to_dirs(ctx.ctx(), M.AssignReplicasToDirsRequest())
+    assert result.response.error_code == E.UNSUPPORTED_VERSION and result.records == ()
+
+
+@pytest.mark.kafka("ReplicationControlManagerTest#testHandleAssignReplicasToDirs")
+def test_handle_assign_replicas_to_dirs():
+    dir1b1, dir2b1 = Uuid.parse("hO2YI5bgRUmByNPHiHxjNQ"), Uuid.parse("R3Gb1HLoTzuKMgAkH5Vtpw")
+    dir1b2, offline = Uuid.parse("TBGa8UayQi6KguqF5nC0sw"), Uuid.parse("zvAf9BKZRyyrEWz4FX2nLA")
+    unknown = Uuid.parse("nLU9hKNXSZuMe5PO2A4dVQ")
+    ctx = RcmContext()
+    ctx.register_brokers(1, 2)
+    ctx.register_dirs(1, [dir1b1, dir2b1])
+    ctx.register_dirs(2, [dir1b2])
+    ctx.unfence_brokers(1, 2)
+    a = ctx.create_test_topic("a", [[1, 2], [1, 2], [1, 2]]).topic_id
+    b = ctx.create_test_topic("b", [[1, 2], [1, 2]]).topic_id
+    c = ctx.create_test_topic("c", [[2]]).topic_id
+    result = assign_to_dirs(ctx, 1, {
+        (a, 0): dir1b1, (a, 1): dir2b1, (a, 2): offline, (b, 0): dir1b1,
+        (b, 1): DirectoryId.LOST, (unknown, 1): dir2b1, (a, 137): dir1b1, (c, 0): dir1b1},
+        replay=False)
+    answers = {(d.id, t.topic_id, p.partition_index): p.error_code
+               for d in result.response.directories for t in d.topics for p in t.partitions}
+    assert answers == {
+        (dir1b1, a, 0): E.NONE, (dir1b1, a, 137): E.UNKNOWN_TOPIC_OR_PARTITION,
+        (dir1b1, b, 0): E.NONE, (dir1b1, c, 0): E.NOT_LEADER_OR_FOLLOWER,
+        (dir2b1, a, 1): E.NONE, (dir2b1, unknown, 1): E.UNKNOWN_TOPIC_ID,
+        (offline, a, 2): E.NONE, (DirectoryId.LOST, b, 1): E.NONE}
+    P = M.PartitionChangeRecord
+    assert sort_changes(result.records) == sort_changes([
+        MetadataRecordOf(P(topic_id=a, partition_id=0, directories=(dir1b1, dir1b2))),
+        MetadataRecordOf(P(topic_id=a, partition_id=1, directories=(dir2b1, dir1b2))),
+        MetadataRecordOf(P(topic_id=a, partition_id=2, directories=(offline, dir1b2))),
+        MetadataRecordOf(P(topic_id=b, partition_id=0, directories=(dir1b1, dir1b2))),
+        MetadataRecordOf(P(topic_id=b, partition_id=1, directories=(DirectoryId.LOST, dir1b2))),
+        # a-2 and b-1 went to directories that are not online: new leaders
+        MetadataRecordOf(P(topic_id=a, partition_id=2, isr=(2,), leader=2)),
+        MetadataRecordOf(P(topic_id=b, partition_id=1, isr=(2,), leader=2))])
+    ctx.replay(result.records)
+    # brokersToIsrs().iterator(broker, leadersOnly=true): the partitions each broker leads
+    assert led_by(ctx, 1) == {(a, 0), (a, 1), (b, 0)}
+    assert led_by(ctx, 2) == {(a, 2), (b, 1), (c, 0)}
+
+
+class MetadataRecordOf:
+    """A record stand-in for sort_changes: just the message."""
+
+    def __init__(self, message) -> None:
+        self.message = message
+
+
+@pytest.mark.kafka("ReplicationControlManagerTest#testHandleDirectoriesOffline")
+def test_handle_directories_offline():
+    from kraft_testkit.controller.log_dirs import handle_directories_offline
+    b1, b2 = 101, 102
+    dir1b1, dir2b1 = Uuid.parse("suitdzfTTdqoWcy8VqmkUg"), Uuid.parse("yh3acnzGSeurSTj8aIhOjw")
+    dir1b2, dir2b2 = Uuid.parse("OmpmJ8RjQliQlEFht56DwQ"), Uuid.parse("w05baLpsT5Oz0LvKTKXoDw")
+    ctx = RcmContext()
+    ctx.register_brokers(b1, b2)
+    ctx.register_dirs(b1, [dir1b1, dir2b1])
+    ctx.register_dirs(b2, [dir1b2, dir2b2])
+    ctx.unfence_brokers(b1, b2)
+    a = ctx.create_test_topic("a", [[b1, b2], [b1, b2]]).topic_id
+    b = ctx.create_test_topic("b", [[b1, b2], [b1, b2]]).topic_id
+    assign_to_dirs(ctx, b1, {(a, 0): dir1b1, (a, 1): dir2b1, (b, 0): dir1b1, (b, 1): dir2b1})
+    assign_to_dirs(ctx, b2, {(a, 0): dir1b2, (a, 1): dir2b2, (b, 0): dir1b2, (b, 1): dir2b2})
+    records = handle_directories_offline(ctx.ctx(), ctx.image.cluster.brokers[b1],
+                                         [dir1b1, dir1b2])  # dir1b2 is not b1's
+    changes = [r for r in records if isinstance(r.message, M.BrokerRegistrationChangeRecord)]
+    assert [(r.message, r.version) for r in changes] == [(M.BrokerRegistrationChangeRecord(
+        broker_id=b1, broker_epoch=100 + b1, log_dirs=(dir2b1,)), 2)]
+    P = M.PartitionChangeRecord
+    assert sort_changes([r for r in records if isinstance(r.message, P)]) == sort_changes([
+        MetadataRecordOf(P(topic_id=a, partition_id=0, leader=b2, isr=(b2,))),
+        MetadataRecordOf(P(topic_id=b, partition_id=0, leader=b2, isr=(b2,)))])
+    assert len(records) == 3
+    ctx.replay(records)
+    assert ctx.image.cluster.brokers[b1].log_dirs == (dir2b1,)
+
+
+@pytest.mark.kafka("ReplicationControlManagerTest#testCreateTopicsWithConfigs")
+def test_create_topics_with_configs():
+    """Kafka's test schema has a free key "foo"; the kit validates against LogConfig, so a real
+    key stands in for it where the value must be accepted (the null case keeps "foo")."""
+    ctx = RcmContext()
+    ctx.register_brokers(0, 1, 2)
+    ctx.unfence_brokers(0, 1, 2)
+    valid = {"cleanup.policy": "compact"}
+    first = ctx.create_topics(creatable("foo", -1, -1, configs=valid))
+    assert first.response.topics[0].error_code == E.NONE
+    assert [type(r.message).__name__ for r in first.records] == [
+        "TopicRecord", "ConfigRecord", "PartitionRecord"]
+    ctx.replay(first.records)
+    assert dict(ctx.image.configs.get(2, "foo")) == valid
+    second = ctx.create_topics(creatable("bar", -1, -1, configs={"foo": None}))
+    assert answer(second, "bar") == (E.INVALID_CONFIG,
+                                     "Null value not supported for topic configs: foo")
+    third = ctx.create_topics(creatable("baz", -1, -2, configs=valid))
+    assert answer(third, "baz")[0] == E.INVALID_REPLICATION_FACTOR and third.records == ()
+    batch = ctx.create_topics(creatable("batched-topic-1", -1, -1, configs=valid),
+                              creatable("batched-topic2", -1, -2, configs=valid))
+    assert answer(batch, "batched-topic-1")[0] == E.NONE
+    assert answer(batch, "batched-topic2")[0] == E.INVALID_REPLICATION_FACTOR
+    topic, config, partition = (r.message for r in batch.records)
+    assert isinstance(topic, M.TopicRecord) and topic.name == "batched-topic-1"
+    assert config == M.ConfigRecord(resource_name="batched-topic-1", resource_type=2,
+                                    name="cleanup.policy", value="compact")
+    assert isinstance(partition, M.PartitionRecord) and partition.topic_id == topic.topic_id
