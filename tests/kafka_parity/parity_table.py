@@ -34,9 +34,11 @@ def _kafka_marks(node: ast.AST) -> list[tuple[str, bool]]:
     """(source, deliberate?) of every @pytest.mark.kafka(...) on a function or class."""
     marks = []
     for deco in getattr(node, "decorator_list", []):
-        if not (isinstance(deco, ast.Call) and isinstance(deco.func, ast.Attribute)):
+        if not isinstance(deco, ast.Call) or not deco.args:
             continue
-        if deco.func.attr != "kafka" or not deco.args:
+        func = deco.func  # @pytest.mark.kafka(...), or an alias: kafka = pytest.mark.kafka
+        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+        if name != "kafka":
             continue
         first = deco.args[0]
         if isinstance(first, ast.Constant) and isinstance(first.value, str):
