@@ -18,8 +18,8 @@ import os
 import tempfile
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
-from typing import Any
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
 
 from .admin import ADMIN_NODE_ID, AdminClientNode
 from .admin_ops import AdminOperations
@@ -28,6 +28,7 @@ from .config import NodeConfig
 from .data_dirs import check_voters, found_controllers, node_dir, read_identity, unformatted_nodes
 from .voter_ops import VoterOps
 from .errors import ConfigError, KraftError, StorageError
+from .handles import BrokerStatus, NodeHandle, node_id
 from .metadata import MetadataImage
 from .protocol import messages as M
 from .protocol.codegen import Message
@@ -46,6 +47,10 @@ from .sim.directory_disk import DirectoryDisk
 from .sim.facade import SimulationFacade
 from .sim.rng import RngTree
 
+if TYPE_CHECKING:
+    from .committed import CommittedRecord
+    from .views import BrokerFleet, QuorumView
+
 CONTROLLER_ID_BASE = 1000
 #: where virtual time 0 sits on the real clock, for record batch timestamps: a fixed instant
 #: (2026-01-01T00:00:00Z), so the same seed writes the same bytes; set
@@ -58,64 +63,6 @@ _DEFAULTS = {"configs": None, "combined": False, "metadata_version": 29, "wire":
              "fast_forward": True}
 STORAGES = ("memory", "tmpdir")
 REQUEST_TIMEOUT_MS = 5_000
-
-
-@dataclass(frozen=True)
-class NodeHandle:
-    """A node of the cluster, as tests name it: ``c.brokers[0]``, ``c.active_controller``.
-
-    Compares equal to other handles of the same node id (and hashes like it).
-    """
-
-    id: int
-    roles: tuple[str, ...]
-    _cluster: Any
-
-    @property
-    def process(self) -> Any:
-        return self._cluster.sim.process(self.id)
-
-    @property
-    def up(self) -> bool:
-        return self.process.up
-
-    @property
-    def machine(self) -> Any:
-        return self.process.machine
-
-    @property
-    def is_controller(self) -> bool:
-        return "controller" in self.roles
-
-    @property
-    def is_broker(self) -> bool:
-        return "broker" in self.roles
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, NodeHandle):
-            return self.id == other.id
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash(self.id)
-
-    def __int__(self) -> int:
-        return self.id
-
-    def __index__(self) -> int:
-        return self.id
-
-    def __repr__(self) -> str:
-        return f"<{'+'.join(self.roles)} {self.id}>"
-
-
-def node_id(node: NodeHandle | int) -> int:
-    """The id of a node given as a handle or an int (anything else is a ConfigError)."""
-    if isinstance(node, NodeHandle):
-        return node.id
-    if isinstance(node, bool) or not isinstance(node, int):
-        raise ConfigError(f"a node is a handle (cluster.brokers[0]) or an int id, got {node!r}")
-    return int(node)
 
 
 def split_configs(configs: Mapping[str, object] | None) -> tuple[dict, dict]:
@@ -432,6 +379,40 @@ class Cluster(VoterOps, SimulationFacade, AdminOperations):
                              trace_tail=self.trace.tail(20), replay=self.sim.replay_hint)
         return self.replica(active).describe_quorum()
 
+    @property
+    def quorum(self) -> "QuorumView":
+        """The controllers as a Raft quorum (voters, leader, epoch, high watermark, kill or
+        isolate the leader): :class:`~kraft_testkit.views.QuorumView`."""
+        from .views import QuorumView
+
+        return QuorumView(self)
+
+    @property
+    def fleet(self) -> "BrokerFleet":
+        """The brokers as a fleet (states, fenced, leaders per broker, kill, roll, isolate):
+        :class:`~kraft_testkit.views.BrokerFleet`."""
+        from .views import BrokerFleet
+
+        return BrokerFleet(self)
+
+    def records(self, since: int = 0, *, control: bool = False) -> list["CommittedRecord"]:
+        """The committed metadata records from offset ``since`` on (offset, batch epoch,
+        timestamp, type, version, value): :func:`kraft_testkit.committed.committed_records`."""
+        from .committed import committed_records
+
+        return committed_records(self, since, control=control)
+
+    def wait_brokers_caught_up(self, *, timeout_ms: int = 30_000) -> int:
+        """Run until every running broker has applied the metadata committed now (a topic just
+        created is then known to every broker's MetadataResponse); returns the offset waited
+        for. Brokers learn the log by fetching it, so right after ``create_topic`` a broker
+        may still answer UNKNOWN_TOPIC_OR_PARTITION for a moment, as in Kafka."""
+        target = self.metadata.offset
+        self.run_until(lambda c: all(
+            (b := c.broker(n)) is None or c.sim.process(n).state.value != "running"
+            or b.metadata_offset >= target for n in c.broker_ids), timeout_ms)
+        return target
+
     def controller_metrics(self, node: NodeHandle | int | None = None) -> Any:
         node = node if node is not None else self.active_controller
         if node is None:
@@ -573,21 +554,6 @@ def _not_controller(response: Message) -> bool:
                         getattr(item, "error_code", 0) == ErrorCode.NOT_CONTROLLER:
                     return True
     return False
-
-
-@dataclass(frozen=True)
-class BrokerStatus:
-    """A broker as a test sees it: its process, its lifecycle state, its registration."""
-
-    id: int
-    process: str
-    state: str
-    registered: bool
-    fenced: bool
-    in_controlled_shutdown: bool
-    epoch: int
-    self_fenced: bool
-    metadata_offset: int
 
 
 def _checked_metadata_version(metadata_version: int | str, features=None,

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from .errors import ConfigError
+from .handles import NodeHandle, node_id
 from .protocol.codegen import Message
 from .protocol.uuid import Uuid
 from .raft import membership
@@ -28,8 +29,6 @@ class VoterOps:
         """Start a new controller-only node (the next free id), formatted with neither
         ``--standalone`` nor ``--initial-controllers``; returns its handle. It catches up as an
         observer (and registers with the active controller) until :meth:`add_voter`."""
-        from .cluster import NodeHandle
-
         if not any(r.dynamic for n in self.controller_ids if (r := self.replica(n)) is not None):
             # Kafka refuses a controller outside a static controller.quorum.voters at start
             raise ConfigError("add_controller needs a dynamic quorum (kraft.version 1): this "
@@ -74,7 +73,6 @@ class VoterOps:
                      timeout_ms: int = 30_000) -> Message:
         """RemoveRaftVoter for ``node`` (by default with the directory id the voter set holds
         for it); returns once committed. Removing the active controller makes it resign."""
-        from .cluster import node_id
         nid = node_id(node)  # a removed voter may be no node of this cluster any more
         if directory_id is not None and not isinstance(directory_id, Uuid):
             raise ConfigError(f"remove_voter: directory_id={directory_id!r:.60} is not allowed; "

@@ -53,7 +53,8 @@ def kraft_faker(request: pytest.FixtureRequest, kraft_seed: int):
 
     for name in ("kraft_cluster", "controller_quorum"):
         if name in request.fixturenames:
-            names = getattr(request.getfixturevalue(name), "names", None)
+            value = request.getfixturevalue(name)
+            names = getattr(getattr(value, "cluster", value), "names", None)
             if isinstance(names, FakerNames):
                 return names
     return FakerNames(kraft_seed, (), ())

@@ -66,35 +66,28 @@ def kraft_seed(request: pytest.FixtureRequest) -> int:
     """This test's seed: the ``kraft`` marker's ``seed``, else derived from the base seed and the
     test id (stable across runs and processes, different between tests)."""
     marker = request.node.get_closest_marker("kraft")
-    if marker is not None and marker.kwargs.get("seed") is not None:
-        return int(marker.kwargs["seed"])
+    if marker is not None:
+        from .markers import marker_seed
+
+        seed = marker_seed(marker)  # MarkerError (one line) for seed="x", 1.5, True
+        if seed is not None:
+            return seed
     base = _base_seed(request.config)
     return (base * 1_000_003 + zlib.crc32(request.node.nodeid.encode())) & 0x7FFFFFFF
 
 
 # ------------------------------------------------------------- cluster fixtures
 
-_CLUSTER_KEYS = {"controllers", "brokers", "seed", "storage", "configs", "racks",
-                 "metadata_version", "wire", "invariants", "seed_defaults", "boot", "combined",
-                 "broker_self_fencing", "names", "features", "kraft_version", "fast_forward"}
-
-
 def _marker_kwargs(request: pytest.FixtureRequest) -> dict:
-    """The ``kraft`` marker's arguments, checked: a misspelled name fails the test with the
-    allowed names, whichever kraft fixture the test uses."""
+    """The ``kraft`` marker's arguments, checked: an unknown, positional or badly typed one
+    fails the test with one line naming it and what is allowed, whichever kraft fixture the
+    test uses (:class:`pytest_kraft.markers.MarkerError`)."""
     marker = request.node.get_closest_marker("kraft")
     if marker is None:
         return {}
-    if marker.args:
-        raise pytest.UsageError(
-            f"@pytest.mark.kraft takes keyword arguments only (e.g. controllers=3, "
-            f"brokers=5), got positional {marker.args!r}")
-    unknown = set(marker.kwargs) - _CLUSTER_KEYS
-    if unknown:
-        raise pytest.UsageError(
-            f"@pytest.mark.kraft got unknown argument(s) {sorted(unknown)}; "
-            f"allowed: {sorted(_CLUSTER_KEYS)} (Kafka settings go in configs={{...}})")
-    return dict(marker.kwargs)
+    from .markers import marker_kwargs
+
+    return marker_kwargs(marker)
 
 
 def _remember(request: pytest.FixtureRequest, cluster) -> None:
@@ -138,13 +131,18 @@ def kraft_cluster(request: pytest.FixtureRequest, kraft_seed: int):
 
 @pytest.fixture
 def controller_quorum(request: pytest.FixtureRequest, kraft_seed: int):
-    """Controllers only (``@pytest.mark.kraft(controllers=5)``), with an active controller.
+    """The controllers as a Raft quorum: a :class:`~kraft_testkit.views.QuorumView` (voters,
+    leader, epoch, high_watermark, describe_quorum(), kill_leader(), isolate_leader(),
+    add_voter/remove_voter; ``.cluster`` is the cluster).
 
-    A test that also asks for ``kraft_cluster`` or ``broker_fleet`` gets that same cluster
+    Alone it is a controllers-only cluster (``brokers=0``) with an active controller. A test
+    that also asks for ``kraft_cluster`` or ``broker_fleet`` gets a view of that same cluster
     (brokers included): the fixtures are views of one cluster.
     """
+    from kraft_testkit.views import QuorumView
+
     if "kraft_cluster" in request.fixturenames or "broker_fleet" in request.fixturenames:
-        yield request.getfixturevalue("kraft_cluster")
+        yield QuorumView(request.getfixturevalue("kraft_cluster"))
         return
     from kraft_testkit.cluster import Cluster
 
@@ -153,14 +151,18 @@ def controller_quorum(request: pytest.FixtureRequest, kraft_seed: int):
     cluster = Cluster(**kwargs)
     cluster.run_until(lambda c: c.active_controller is not None, timeout_ms=30_000)
     _remember(request, cluster)
-    yield cluster
+    yield QuorumView(cluster)
 
 
 @pytest.fixture
 def broker_fleet(kraft_cluster):
-    """The brokers of ``kraft_cluster`` (node handles; the same cluster as ``kraft_cluster``
-    and ``controller_quorum`` when the test asks for those too)."""
-    return kraft_cluster.brokers
+    """The brokers of ``kraft_cluster`` as a :class:`~kraft_testkit.views.BrokerFleet`: a
+    sequence of their handles (``broker_fleet[0]``, ``len``, iteration, equal to
+    ``kraft_cluster.brokers``) with ``states()``, ``fenced``, ``leaders()``, ``kill``,
+    ``roll``, ``isolate``, ``wait_unfenced``."""
+    from kraft_testkit.views import BrokerFleet
+
+    return BrokerFleet(kraft_cluster)
 
 
 class KraftClock:
@@ -182,9 +184,10 @@ class KraftClock:
 
 
 def _the_cluster(request: pytest.FixtureRequest):
-    """The cluster this test uses: its controller_quorum if it asked for one, else kraft_cluster."""
+    """The cluster this test uses: its controller_quorum's if it asked for one, else
+    kraft_cluster."""
     if "controller_quorum" in request.fixturenames:
-        return request.getfixturevalue("controller_quorum")
+        return request.getfixturevalue("controller_quorum").cluster
     return request.getfixturevalue("kraft_cluster")
 
 
@@ -247,6 +250,13 @@ def kraft_cluster_factory(request: pytest.FixtureRequest, kraft_seed: int):
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     outcome = yield
     report = outcome.get_result()
+    if report.when == "setup" and report.failed:
+        from .report import bad_marker_failure
+
+        short = bad_marker_failure(item, call)
+        if short is not None:
+            report.longrepr = short
+        return
     if report.when != "call" or not report.failed:
         return
     from .report import kraft_section, short_replayable_failure

@@ -28,7 +28,7 @@ def test_controller_quorum_has_an_active_controller(controller_quorum, kraft_fau
     old = controller_quorum.active_controller
     kraft_faults.kill(old)
     controller_quorum.run_until(lambda c: c.active_controller not in (None, old), 10_000)
-    assert controller_quorum.brokers == []
+    assert controller_quorum.cluster.brokers == []
 
 
 def test_seed_is_stable_per_test_and_differs_between_tests(kraft_seed, request):

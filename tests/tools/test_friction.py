@@ -105,15 +105,17 @@ def test_marker_shapes_factory_clusters(pytester):
 def test_quorum_cluster_and_fleet_are_one_cluster(pytester):
     pytester.makepyfile("""
         def test_both(controller_quorum, kraft_cluster, broker_fleet, kraft_network, kraft_faults):
-            assert controller_quorum is kraft_cluster
+            assert controller_quorum.cluster is kraft_cluster
+            assert broker_fleet.cluster is kraft_cluster
             assert broker_fleet == kraft_cluster.brokers and len(broker_fleet) == 3
             assert kraft_network is kraft_cluster.network and kraft_faults is kraft_cluster.faults
 
         def test_quorum_first(kraft_cluster, controller_quorum):
-            assert controller_quorum is kraft_cluster
+            assert controller_quorum.cluster is kraft_cluster
 
-        def test_quorum_alone(controller_quorum):
-            assert controller_quorum.brokers == []
+        def test_quorum_alone(controller_quorum, kraft_network):
+            assert controller_quorum.cluster.brokers == []
+            assert kraft_network is controller_quorum.cluster.network
     """)
     pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=3)
 
