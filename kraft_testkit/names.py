@@ -38,12 +38,25 @@ class ClusterNames:
             if n not in self.hosts:  # a combined node keeps one name
                 self.hosts[n] = self._host(n, "broker")
         self._topics = 0
+        self._racks: list[str] = []  # the cluster's racks, in the order brokers got them
 
     def _host(self, node: int, role: str) -> str:
         return f"{role}-{node}"
 
     def rack_names(self, count: int) -> list[str]:
-        """``count`` distinct rack names."""
+        """``count`` distinct rack names: the cluster's own racks first (in the order the
+        brokers were spread over them), then new names; the same call answers the same."""
+        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+            raise ConfigError(f"rack_names takes a count, an int >= 0, got {count!r}")
+        names = list(self._racks[:count])
+        for name in self._new_rack_names(count + len(self._racks)):
+            if len(names) >= count:
+                break
+            if name not in names and name not in self._racks:
+                names.append(name)
+        return names
+
+    def _new_rack_names(self, count: int) -> list[str]:
         return [f"rack-{i}" for i in range(count)]
 
     def racks(self, racks: Sequence[str] | int | None, broker_ids: Sequence[int]) -> dict[int, str]:
@@ -57,11 +70,13 @@ class ClusterNames:
         if isinstance(racks, int):
             if racks < 1:
                 raise ConfigError(f"racks must be >= 1, got {racks}")
-            names = self.rack_names(racks)
+            names = self._new_rack_names(racks)
+            self._racks = list(names)
             return {b: names[i % racks] for i, b in enumerate(broker_ids)}
         if len(racks) != len(broker_ids):
             raise ConfigError(f"racks lists one rack per broker: {len(broker_ids)} brokers, "
                               f"{len(racks)} racks")
+        self._racks = list(dict.fromkeys(racks))
         return dict(zip(broker_ids, racks))
 
     def topic(self) -> str:
@@ -96,6 +111,7 @@ class FakerNames(ClusterNames):
         self.faker.seed_instance(RngTree(seed).child("names").getrandbits(63))
         self.domain = self.faker.domain_name()
         self._used: set[str] = set()
+        self._zone_prefix: str | None = None
         super().__init__(seed, controller_ids, broker_ids, combined)
 
     def _unique(self, make: Any) -> str:
@@ -109,13 +125,16 @@ class FakerNames(ClusterNames):
     def _host(self, node: int, role: str) -> str:
         return self._unique(lambda: f"kafka-{self.faker.domain_word()}-{node}.{self.domain}")
 
-    def rack_names(self, count: int) -> list[str]:
-        region = self.faker.country_code().lower()
-        city = _slug(self.faker.city())
+    def _new_rack_names(self, count: int) -> list[str]:
+        """Zones of one region and city, drawn once per names object (so asking twice
+        gives the same names)."""
+        if self._zone_prefix is None:
+            self._zone_prefix = f"{self.faker.country_code().lower()}-{_slug(self.faker.city())}"
+        region_city = self._zone_prefix
         zones = "abcdefghijklmnopqrstuvwxyz"
         if count <= len(zones):
-            return [f"{region}-{city}-{zones[i]}" for i in range(count)]
-        return [f"{region}-{city}-{i}" for i in range(count)]
+            return [f"{region_city}-{zones[i]}" for i in range(count)]
+        return [f"{region_city}-{i}" for i in range(count)]
 
     def _topic_name(self, index: int) -> str:
         return self._unique(lambda: f"{_slug(self.faker.word())}."

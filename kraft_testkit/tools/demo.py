@@ -216,8 +216,10 @@ def run_demo(seed: int, console: Console | None = None, *, controllers: int = 3,
         steps = [(at, text) for at, _, source, text in sorted(tl.events) if source == "drill"]
         write_timeline(c, html, steps=steps, title=f"kraft-testkit demo, seed {seed}")
         console.print(f"timeline page: {html}")
+    # soft_wrap: the closing lines never wrap, also when stdout is a pipe (80 columns)
     console.print(f"{c.now_ms / 1000:.1f} virtual seconds in {wall_ms:.0f} ms of wall time "
-                  f"({c.now_ms / max(wall_ms, 1e-6):.0f}x); trace digest {digest[:16]}")
+                  f"({c.now_ms / max(wall_ms, 1e-6):.0f}x)", soft_wrap=True)
+    console.print(f"trace digest {digest}", soft_wrap=True)  # all of trace.digest()
     return {"wall_ms": wall_ms, "virtual_ms": c.now_ms, "digest": digest, "cluster": c,
             "events": len(tl.events)}
 

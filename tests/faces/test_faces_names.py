@@ -48,3 +48,29 @@ def test_faker_seeding_is_per_cluster_not_global():
 def test_unknown_names_style_is_a_config_error():
     with pytest.raises(ConfigError, match="names must be one of short, faker, got 'fancy'"):
         Cluster(1, 1, names="fancy", boot=False)
+
+
+def test_rack_names_are_the_clusters_racks():
+    from kraft_testkit.cluster import Cluster
+
+    for style in ("short", "faker"):
+        c = Cluster(1, 6, racks=3, names=style, seed=21, boot=False)
+        racks = list(dict.fromkeys(c.racks[b] for b in c.broker_ids))
+        assert c.names.rack_names(3) == racks
+        assert c.names.rack_names(2) == racks[:2]
+        more = c.names.rack_names(5)
+        assert more[:3] == racks and len(set(more)) == 5 and c.names.rack_names(5) == more
+    listed = Cluster(1, 2, racks=["east", "west"], seed=1, boot=False)
+    assert listed.names.rack_names(2) == ["east", "west"]
+
+
+def test_kraft_faker_rack_names_match_the_cluster(pytester):
+    pytest.importorskip("faker")
+    pytester.makepyfile("""
+        import pytest
+
+        @pytest.mark.kraft(names="faker", racks=3, brokers=3, controllers=1)
+        def test_racks(kraft_cluster, kraft_faker):
+            assert kraft_faker.rack_names(3) == [kraft_cluster.racks[b] for b in (0, 1, 2)]
+    """)
+    pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=1)

@@ -101,3 +101,12 @@ def test_every_timeline_row_is_in_virtual_time():
     log_rows = [line for line in text.splitlines() if "│ log @" in line]
     assert log_rows and all(int(re.match(r"│\s+(\d+)", r).group(1)) <= result["virtual_ms"]
                             for r in log_rows)
+
+
+def test_closing_lines_do_not_wrap_on_a_pipe_and_show_the_whole_digest():
+    out = io.StringIO()
+    result = run_demo(7, Console(file=out, width=80))  # what a pipe gets (80 columns)
+    tail = out.getvalue().rstrip("\n").splitlines()[-2:]
+    assert tail[0].startswith(f"{result['virtual_ms'] / 1000:.1f} virtual seconds in ")
+    assert tail[1] == f"trace digest {result['cluster'].trace.digest()}"
+    assert len(result["digest"]) == 64
