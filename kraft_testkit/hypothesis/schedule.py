@@ -19,12 +19,18 @@ from kraft_testkit.errors import ConfigError
 #: what a step can do to a node; each is undone when its duration ends
 KINDS = ("kill", "stop", "pause", "isolate", "restart")
 CONVERGE_MS = 60_000
+#: how long a graceful ``stop`` waits for its controlled shutdown before the node stops anyway
+#: (Kafka's broker waits 5 minutes; a schedule's horizon is shorter, so a bounded 30 s)
+STOP_TIMEOUT_MS = 30_000
 
 
 @dataclass(frozen=True, order=True)
 class FaultStep:
     """At ``at_ms`` (virtual, from the start of the schedule) do ``kind`` to ``node``, and undo
-    it ``duration_ms`` later (restart is instantaneous)."""
+    it ``duration_ms`` later (restart is instantaneous). A ``stop`` is graceful and may take a
+    while (a broker's controlled shutdown, up to ``STOP_TIMEOUT_MS``, then it stops anyway):
+    the node starts again ``duration_ms`` after the stop was asked for, or as soon as it is
+    down if that is later, so any duration, 0 included, is a valid step."""
 
     at_ms: int
     kind: str
@@ -82,6 +88,19 @@ class _Player:
     def _state(self, node: int) -> str:
         return self.c.sim.process(node).state.value
 
+    def _stop(self, node: int) -> None:
+        """A graceful stop that always ends with the node down, as a Kafka broker's shutdown
+        does: it waits up to ``STOP_TIMEOUT_MS`` for the controller to approve its controlled
+        shutdown, then stops anyway. (The step's duration is how long the node stays down,
+        not how long its shutdown may take.)"""
+        from kraft_testkit.sim import NoProgress
+
+        try:
+            self.c.faults.stop(node, timeout_ms=STOP_TIMEOUT_MS)
+        except NoProgress:  # no controller approved in time: shut down without it
+            if self.c.sim.process(node).up:
+                self.c.sim.stop(node)
+
     def apply(self, step: FaultStep) -> list[tuple[int, str, int]]:
         """Do ``step`` now; return the undo actions as ``(at, action, node)``."""
         c, node, end = self.c, step.node, self.c.now_ms + step.duration_ms
@@ -90,7 +109,7 @@ class _Player:
             if step.kind == "kill":
                 c.faults.kill(node)
             else:
-                c.faults.stop(node, timeout_ms=max(1, min(step.duration_ms, 10_000)))
+                self._stop(node)
             return [(end, "start", node)]
         if step.kind == "pause" and state == "running":
             c.faults.pause(node)

@@ -66,11 +66,33 @@ def short_replayable_failure(item: pytest.Item, call: pytest.CallInfo) -> OneLin
             lineno = entry.lineno + 1
             where = (f"{item.nodeid.split('::')[0]}:{lineno}: "
                      f"{str(source).strip().splitlines()[0] if source else ''}")
-    text = "\n".join(x for x in (
-        where, f"E   {error.summary}",
-        "(the last events are in the 'kraft_testkit' section; --tb=long shows the traceback)")
-        if x)
+    has_section = bool(getattr(item, "_kraft_clusters", ())) or \
+        getattr(item, "_kraft_cluster", None) is not None
+    hint = ("(the last events are in the 'kraft_testkit' section; --tb=long shows the traceback)"
+            if has_section else "(--tb=long shows the traceback)")
+    # notes attached to the error (Hypothesis' falsifying example, replay_note's script) stay
+    # visible: they are how the failure is replayed
+    notes = [str(n) for n in getattr(error, "__notes__", ())]
+    text = "\n".join(x for x in (where, f"E   {error.summary}", *notes, hint) if x)
     return OneLineFailure(text, error.summary, path, lineno)
+
+
+def bad_marker_failure(item: pytest.Item, call: pytest.CallInfo) -> OneLineFailure | None:
+    """One line for a bad ``@pytest.mark.kraft`` argument (a :class:`MarkerError` raised while
+    a kraft fixture was set up); None for any other setup failure."""
+    if call.excinfo is None:
+        return None
+    from .markers import MarkerError
+
+    error = call.excinfo.value
+    if not isinstance(error, MarkerError):
+        return None
+    path, lineno = str(getattr(item, "path", "")), 0
+    location = item.location
+    if location[1] is not None:
+        lineno = location[1] + 1
+    message = f"MarkerError: {error}"
+    return OneLineFailure(f"E   {message}", message, path, lineno)
 
 
 class OneLineFailure:

@@ -117,3 +117,26 @@ def test_machine_reports_a_planted_bug_as_replayable_calls():
     script = "\n".join(steps.splitlines()[1:])  # and the printed lines replay the failure
     with pytest.raises(AssertionError, match="a broker is fenced"):
         exec(compile(script, "<replay>", "exec"), {"Buggy": Buggy})  # noqa: S102
+
+
+@pytest.mark.parametrize("duration", [0, 1, 2])
+def test_a_short_stop_is_a_valid_step_not_a_spurious_no_progress(duration):
+    # the strategy shrinks toward FaultStep(0, 'stop', 0, 0): a stop's duration is how long the
+    # node stays down, never how long its controlled shutdown may take
+    c = Cluster(3, 3, seed=11)
+    run_schedule(c, Schedule((FaultStep(0, "stop", 0, duration),), {}))
+    assert c.broker_state(0).state == "RUNNING" and not c.broker_state(0).fenced
+
+
+def test_a_stop_without_a_controller_still_stops_then_converges():
+    c = Cluster(1, 2, seed=5)
+    schedule = Schedule((FaultStep(0, "kill", 1000, 40_000), FaultStep(100, "stop", 1, 0)), {})
+    run_schedule(c, schedule)            # the broker's shutdown is never approved: it stops anyway
+    assert all(c.broker_state(b).state == "RUNNING" for b in c.brokers)
+
+
+@settings(FAST, max_examples=25)
+@given(fault_schedules(1, 2, kinds=("stop",), max_faults=2, horizon_ms=2_000,
+                       max_duration_ms=3))
+def test_drawn_short_stops_always_converge(schedule):
+    run_schedule(Cluster(**schedule.cluster), schedule)
