@@ -9,7 +9,7 @@
 
 A failing schedule is shrunk by Hypothesis and printed with ``schedule.to_script()``, a Python
 script that replays it (``replay_note`` adds it to Hypothesis' report). Needs Hypothesis
-(``pip install 'kraft-testkit[test]'``). The package is named after the library; its modules
+(``pip install 'kraft-testkit[hypothesis]'``). The package is named after the library; its modules
 import ``hypothesis`` absolutely, which is always the library.
 """
 
