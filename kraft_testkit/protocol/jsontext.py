@@ -23,12 +23,13 @@ import math
 from collections.abc import Callable
 from json.encoder import encode_basestring as _json_str  # C escaper json.dumps uses here
 from operator import itemgetter
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .uuid import Uuid
 
-if TYPE_CHECKING:
-    from .codegen import Message
+#: a generated message class (a :class:`.codegen.Message` subclass); named loosely so this module
+#: needs nothing of the class builder that calls it
+MessageClass = type
 
 _encode = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
 
@@ -129,7 +130,7 @@ _INTS = ("int8", "int16", "uint16", "int32", "uint32", "int64")
 # ---------------------------------------------------------------- generation
 
 
-def _value_expr(cls: type["Message"], t: str, x: str, fn_of: Callable[[type], str]) -> str:
+def _value_expr(cls: MessageClass, t: str, x: str, fn_of: Callable[[type], str]) -> str:
     """A Python expression giving the JSON text of one value ``x`` of schema type ``t``
     (an array element or a field of a type the struct's type guard does not cover)."""
     if t in _INTS:
@@ -149,7 +150,7 @@ def _value_expr(cls: type["Message"], t: str, x: str, fn_of: Callable[[type], st
     return f"{fn_of(sub)}({x})"
 
 
-def _field_expr(cls: type["Message"], f: Any, version: int, x: str,
+def _field_expr(cls: MessageClass, f: Any, version: int, x: str,
                 fn_of: Callable[[type], str]) -> str:
     if f.is_array:
         et = f.element_type
@@ -174,7 +175,7 @@ def _field_expr(cls: type["Message"], f: Any, version: int, x: str,
     return f'("null" if {x} is None else {expr})'
 
 
-def _gen_struct(cls: type["Message"], version: int, fn_of: Callable[[type], str],
+def _gen_struct(cls: MessageClass, version: int, fn_of: Callable[[type], str],
                 ns: dict[str, Any]) -> str:
     flexible = version in cls._flexible
     name = fn_of(cls)
@@ -219,7 +220,7 @@ def _gen_struct(cls: type["Message"], version: int, fn_of: Callable[[type], str]
     return "\n".join(lines)
 
 
-def generate(cls: type["Message"], version: int) -> Callable[["Message"], str]:
+def generate(cls: MessageClass, version: int) -> Callable[[Any], str]:
     """Generate (once) the text functions of ``cls``'s message and all its structs at
     ``version``; returns the one of ``cls``."""
     fn = cls._json_text.get(version)
