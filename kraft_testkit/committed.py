@@ -45,12 +45,53 @@ class CommittedRecord:
     value: Message | None
     control: bool = False
 
+    @property
+    def summary(self) -> str:
+        """The record in a few words (``Topic 'orders' id=...``), as the demo prints it."""
+        return describe_record(self.type, self.value)
+
     def to_json(self) -> dict[str, Any]:
         """``{"offset", "epoch", "timestamp", "type", "version", "data"}`` with ``data`` as
         Kafka's metadata decoder prints it."""
         data = self.value.to_json(self.version) if self.value is not None else None
         return {"offset": self.offset, "epoch": self.epoch, "timestamp": self.timestamp,
                 "type": self.type, "version": self.version, "data": data}
+
+
+def describe_record(name: str, m: Any) -> str:
+    """A metadata record in a few words, as the demo's timeline prints it
+    (``RegisterBroker id=0 epoch=5``, ``Topic 'orders' id=...``); other types by name."""
+    if name == "REGISTER_BROKER_RECORD":
+        return f"RegisterBroker id={m.broker_id} epoch={m.broker_epoch}"
+    if name == "BROKER_REGISTRATION_CHANGE_RECORD":
+        what = {1: "fenced", -1: "unfenced"}.get(m.fenced, "")
+        if getattr(m, "in_controlled_shutdown", 0) == 1:
+            what = (what + " " if what else "") + "in controlled shutdown"
+        return f"BrokerRegistrationChange id={m.broker_id} {what}".rstrip()
+    if name in ("FENCE_BROKER_RECORD", "UNFENCE_BROKER_RECORD"):
+        return f"{name.title().replace('_', '')} id={m.id}"
+    if name == "TOPIC_RECORD":
+        return f"Topic {m.name!r} id={m.topic_id}"
+    if name == "PARTITION_RECORD":
+        return (f"Partition {m.partition_id} replicas={list(m.replicas)} leader={m.leader}")
+    if name == "PARTITION_CHANGE_RECORD":
+        parts = [f"Partition {m.partition_id} change"]
+        if m.leader != -2:
+            parts.append(f"leader={m.leader}")
+        if m.isr is not None:
+            parts.append(f"isr={list(m.isr)}")
+        if m.replicas is not None:
+            parts.append(f"replicas={list(m.replicas)}")
+        if m.adding_replicas is not None:
+            parts.append(f"adding={list(m.adding_replicas)}")
+        if m.removing_replicas is not None:
+            parts.append(f"removing={list(m.removing_replicas)}")
+        return " ".join(parts)
+    if name == "FEATURE_LEVEL_RECORD":
+        return f"FeatureLevel {m.name}={m.feature_level}"
+    if name == "REGISTER_CONTROLLER_RECORD":
+        return f"RegisterController id={m.controller_id}"
+    return name.title().replace("_", "")
 
 
 def source_replica(cluster: Any) -> Any:

@@ -113,7 +113,7 @@ def sweep(scenario: Callable[[int], Any], seeds: Iterable[int] = range(100), *,
 def simulate_on_spark(seeds: Iterable[int], master: str, **options: Any) -> Iterator[Any]:
     """``kraft-testkit simulate --spark MASTER``: :func:`~kraft_testkit.tools.simulate.run_seed`
     for each seed as a Spark job; yields SeedResults as the plain runner does."""
-    from ..tools.simulate import SeedResult, run_seed
+    from ..tools.quorum_runs import SeedResult, run_seed
 
     df = sweep(partial(run_seed, **options), seeds, master=master)
     for row in df.toLocalIterator():

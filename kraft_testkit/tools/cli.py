@@ -1,4 +1,8 @@
-"""The ``kraft-testkit`` command line."""
+"""The ``kraft-testkit`` command line: the parser of every command, and ``main``.
+
+Commands live in their own modules and add their parsers here; what they share (argument
+types) is in :mod:`.arguments`, so nothing imports this module but the entry point.
+"""
 
 from __future__ import annotations
 
@@ -7,20 +11,7 @@ import sys
 
 from .. import __version__
 from ..errors import KraftError
-
-
-def at_least(low: int):
-    """An argparse type: an int >= ``low`` (a usage error otherwise, not a traceback)."""
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-        if value < low:
-            raise argparse.ArgumentTypeError(f"must be at least {low}, got {value}")
-        return value
-    parse.__name__ = f"int>={low}"
-    return parse
+from .arguments import at_least
 
 
 def _has_module(name: str) -> bool:

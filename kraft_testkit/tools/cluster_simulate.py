@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from .simulate import Fault, SeedResult
+from .quorum_runs import Fault, SeedResult
 
 if TYPE_CHECKING:
     from kraft_testkit.cluster import Cluster

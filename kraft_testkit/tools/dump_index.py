@@ -17,13 +17,18 @@ import struct
 from pathlib import Path
 from typing import TextIO
 
+from ..errors import KraftError
 from ..protocol.errors import DecodeError
 from ..protocol.log import iter_log
-from .dump_log import DumpLogError
 
 _OFFSET_ENTRY = struct.Struct(">ii")
 _TIME_ENTRY = struct.Struct(">qi")
 _NAME = re.compile(r"^(\d{20})\.(index|timeindex)$")
+
+
+class DumpLogError(KraftError):
+    """A file dump-log cannot print: not record batches from its first byte, or an index file
+    that is torn or badly named (defined here, below :mod:`.dump_log`, which uses it too)."""
 
 
 def is_index_file(path: str | os.PathLike) -> bool:

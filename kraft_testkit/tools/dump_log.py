@@ -12,6 +12,7 @@ from ..protocol import jsontext
 from ..protocol.errors import DecodeError
 from ..protocol.frames import ControlRecord, MetadataRecord
 from ..protocol.log import LogBatch, decode_batch_records, iter_log
+from .dump_index import DumpLogError
 
 _CONTROL_LABELS = {"LEADER_CHANGE": "LeaderChange", "SNAPSHOT_HEADER": "SnapshotHeader",
                    "SNAPSHOT_FOOTER": "SnapshotFooter", "KRAFT_VERSION": "KRaftVersion",
@@ -89,10 +90,6 @@ def dump_file(path: str, out: TextIO, *, decode: bool, skip_record_metadata: boo
             raise DumpLogError(f"{e} in {where}") from None
         raise
     return count
-
-
-class DumpLogError(KraftError):
-    """A file dump-log cannot print: not record batches from its first byte."""
 
 
 def dump_paths(paths: Iterable[str], out: TextIO, err: TextIO, *, decode: bool = False,

@@ -8,7 +8,7 @@ import time
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    from .cli import at_least
+    from .arguments import at_least
 
     p = sub.add_parser(
         "serve", help="serve an in-process cluster to real Kafka clients on 127.0.0.1",

@@ -62,7 +62,7 @@ class TimelineData:
 
 def collect(cluster: Any, *, steps: list[tuple[int, str]] = (), title: str = "") -> TimelineData:
     """Read a cluster (after or during a run) into :class:`TimelineData`."""
-    from .demo import _describe
+    from ..committed import describe_record
 
     events = cluster.trace.events()
     first = events[0][0] if events else 0
@@ -101,7 +101,7 @@ def collect(cluster: Any, *, steps: list[tuple[int, str]] = (), title: str = "")
             continue
         if name == "NO_OP_RECORD":
             continue
-        records.append((at, offset, _describe(rec)))
+        records.append((at, offset, describe_record(rec.type_name, rec.message)))
         if name == "REGISTER_BROKER_RECORD" and m.broker_id in broker_reg:
             broker_reg[m.broker_id].append((at, "fenced" if m.fenced else "unfenced"))
         elif name == "BROKER_REGISTRATION_CHANGE_RECORD" and m.broker_id in broker_reg:
