@@ -1,2 +1,2 @@
-"""Towards an exact idle fast-forward (issue 12): pieces that compute idle traffic instead of
-stepping it, each checked against stepping. Nothing here changes a run yet."""
+"""The idle warp (``Cluster(fast_forward=True)``): pieces that compute idle traffic instead of
+stepping it, each checked against stepping, byte for byte (docs/simulation.md)."""

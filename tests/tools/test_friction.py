@@ -1,4 +1,4 @@
-"""Issue 11, section 7: the friction a new user hit, one test per item that a test can pin."""
+"""The friction a new user hit, one test per item that a test can pin."""
 
 import ast
 import io
