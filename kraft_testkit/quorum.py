@@ -453,7 +453,8 @@ class NetworkControl:
         self._net.clear_filters()
 
     def set_profile(self, profile: LinkProfile, *, src: Any = None, dst: Any = None) -> None:
-        """Latency, loss, duplication and reordering of links (all links by default)."""
+        """Latency, loss (``drop``), duplication and reordering of links (all by default):
+        ``set_profile(LinkProfile(drop=0.1, latency=Uniform(1, 5)))``."""
         self._net.set_profile(profile, src=src, dst=dst)
 
     @property
