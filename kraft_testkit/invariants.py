@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .metadata import changed_topics
 from .node import KraftNode
 from .raft.invariants import RaftInvariants
 from .sim.errors import InvariantViolation
@@ -42,6 +43,7 @@ class ClusterInvariants:
         # and shares every section object, so the KIP-631 checks would repeat themselves
         self._sections: dict[int, tuple[int, Any, Any]] = {}
         self.checks = 0
+        self._elr_on: dict[int, bool] = {}  # node -> ELR on at its last checked image
 
     def __call__(self, sim: Any) -> None:
         touched = sim.touched
@@ -81,13 +83,18 @@ class ClusterInvariants:
                     last[2] is not key[2]:
                 sections[node] = key
                 self.checks += 1
-                self._check_image(sim, node, incarnation, image)
+                # the same brokers (fencing) and incarnation: only the topics a delta touched
+                # can break a partition invariant, so only those are looked at
+                since = last[2] if last is not None and last[0] == incarnation and \
+                    last[1] is key[1] else None
+                self._check_image(sim, node, incarnation, image, since)
             if _is_broker(machine) and image.provenance.offset >= committed:
                 self._fail(sim, "broker applies past the high watermark",
                            f"broker {node} applied offset {image.provenance.offset}, "
                            f"the quorum's high watermark is {committed}")
 
-    def _check_image(self, sim: Any, node: int, incarnation: int, image: Any) -> None:
+    def _check_image(self, sim: Any, node: int, incarnation: int, image: Any,
+                     since: Any = None) -> None:
         cluster = image.cluster
         fenced = set(cluster.fenced_broker_ids())
         for broker_id, reg in cluster.brokers.items():
@@ -100,7 +107,15 @@ class ClusterInvariants:
             if reg.epoch > top:
                 self._epochs[key] = reg.epoch
         elr_on = image.features.finalized.get("eligible.leader.replicas.version", 0) >= 1
-        for topic in image.topics:
+        touched = None
+        if since is not None and self._elr_on.get(node) == elr_on:
+            touched = changed_topics(since, image.topics)
+        self._elr_on[node] = elr_on
+        topics = image.topics
+        if touched is not None:
+            topics = sorted((topics.topics_by_id[t] for t in touched if t in topics.topics_by_id),
+                            key=lambda t: t.name)
+        for topic in topics:
             for pid, p in topic.partitions.items():
                 where = f"{topic.name}-{pid} on node {node} at offset {image.provenance.offset}"
                 if not p.isr and not (elr_on or p.elr or p.last_known_elr):

@@ -213,7 +213,6 @@ class KraftNode:
                                      previous_broker_epoch=previous_epoch)
             self._clean_shutdown_file = CLEAN_SHUTDOWN in ctx.disk
             self._on_disk = {f"{name}-{p}": tid for tid, name, p in local}
-            self._dirs_of: tuple | None = None  # the replica objects _on_disk was made from
         self._raft_wake = NEVER
         self._logic_wake = NEVER
         self._wake: int | None = None
@@ -316,20 +315,23 @@ class KraftNode:
 
     def _replica_dirs(self) -> list:
         """Disk ops that make the replica directories match the replicas the broker hosts."""
-        # Asked after every event of the broker. A LocalReplica's topic, id and partition are
-        # set once, when it is made: the same replica objects mean the same directories.
-        replicas = tuple(self.logic.replicas.replicas.values())  # type: ignore[union-attr]
-        if replicas == self._dirs_of:
+        # Asked after every event of the broker: the replica manager notes each directory made
+        # or gone as it creates or deletes a replica, so this costs what changed, not what is.
+        changes = self.logic.replicas.dir_changes  # type: ignore[union-attr]
+        if not changes:
             return []
-        self._dirs_of = replicas
-        now = {f"{r.topic_name}-{r.partition}": r.topic_id for r in replicas}
-        if now == self._on_disk:
-            return []
-        ops: list = [Delete(f"{name}/{PARTITION_METADATA}")
-                     for name in sorted(self._on_disk.keys() - now.keys())]
+        self.logic.replicas.dir_changes = {}  # type: ignore[union-attr]
+        on_disk = self._on_disk
+        gone = sorted(name for name, tid in changes.items() if tid is None and name in on_disk)
+        made = sorted((name, tid) for name, tid in changes.items()
+                      if tid is not None and on_disk.get(name) != tid)
+        ops: list = [Delete(f"{name}/{PARTITION_METADATA}") for name in gone]
         ops += [Replace(f"{name}/{PARTITION_METADATA}", partition_metadata(tid))
-                for name, tid in sorted(now.items()) if self._on_disk.get(name) != tid]
-        self._on_disk = now
+                for name, tid in made]
+        for name in gone:
+            del on_disk[name]
+        for name, tid in made:
+            on_disk[name] = tid
         return ops
 
     def _finish(self, first: Effects | None, now_ms: int) -> Effects | None:

@@ -34,7 +34,7 @@ from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple
 
 from kraft_testkit.config import NodeConfig
-from kraft_testkit.metadata import MetadataImage, PartitionRegistration
+from kraft_testkit.metadata import MetadataImage, PartitionRegistration, changed_topics
 from kraft_testkit.protocol import messages as M
 from kraft_testkit.protocol.error_codes import ErrorCode
 from kraft_testkit.protocol.uuid import Uuid
@@ -160,6 +160,9 @@ class ReplicaManager:
         self._broker_epoch = broker_epoch
         self.rack = rack
         self.replicas: dict[tuple[Uuid, int], LocalReplica] = {}
+        #: replica directories made (name -> topic id) or gone (name -> None) since the node
+        #: last took them (node.py writes each one's partition.metadata): no walk per event
+        self.dir_changes: dict[str, Uuid | None] = {}
         self.image = MetadataImage.EMPTY
         self.active = False
         """True from RECOVERY until shutdown: metadata is applied, fetches go and are served."""
@@ -186,6 +189,7 @@ class ReplicaManager:
         strays = [r for r in self.replicas.values() if not self._assigned_here(image, r)]
         for rep in sorted(strays, key=lambda r: (r.topic_name, r.partition)):
             del self.replicas[rep.key]
+            self._dir_gone(rep)
             why = ("its topic is gone" if image.topics.by_id(rep.topic_id) is None
                    else "it is not assigned here")
             self._events.add(now_ms, f"recovery: deleted stray replica {rep.name} ({why})")
@@ -195,6 +199,7 @@ class ReplicaManager:
         self.active = True
         self._next_fetch_ms = now_ms
         self._next_isr_check_ms = now_ms + self._isr_check_interval()
+        self._applied_topics = None  # every topic: replicas loaded from disk are compared too
         self._apply(image, now_ms)
 
     def stop(self) -> None:
@@ -294,9 +299,20 @@ class ReplicaManager:
         return reg is not None and self.broker_id in reg.replicas
 
     def _apply(self, image: MetadataImage, now_ms: int) -> None:
+        """Apply what changed since the last image applied: the topics its delta touched
+        (Kafka's ``ReplicaManager#applyDelta`` over a ``TopicsDelta``), or every topic when
+        that is unknown (at RECOVERY, after a snapshot); both leave the same replicas."""
+        touched = changed_topics(self._applied_topics, image.topics) \
+            if self._applied_topics is not None else None
+        old = self._applied_topics
         self._applied_topics = image.topics
+        if touched is None:
+            topics: Iterable[Any] = image.topics
+        else:
+            by_id = image.topics.topics_by_id
+            topics = sorted((by_id[t] for t in touched if t in by_id), key=lambda t: t.name)
         here: set[tuple[Uuid, int]] = set()
-        for topic in image.topics:
+        for topic in topics:
             for pid in sorted(topic.partitions):
                 reg = topic.partitions[pid]
                 if self.broker_id not in reg.replicas:
@@ -306,15 +322,29 @@ class ReplicaManager:
                 rep = self.replicas.get(key)
                 if rep is None:
                     rep = self.replicas[key] = LocalReplica(topic.id, topic.name, pid)
+                    self.dir_changes[rep.name] = topic.id
                     self._events.add(now_ms, f"created replica {rep.name}")
                 if reg != rep.applied:
                     self._apply_registration(rep, reg, now_ms)
-        for key in [k for k in self.replicas if k not in here]:
+        if touched is None:
+            gone = [k for k in self.replicas if k not in here]
+        else:  # the local replicas of touched topics that the new image does not place here
+            was = old.topics_by_id if old is not None else {}
+            maybe = {(t, pid) for t in touched if t in was for pid in was[t].partitions}
+            maybe = {k for k in maybe if k in self.replicas and k not in here}
+            gone = [k for k in self.replicas if k in maybe] if maybe else []
+        for key in gone:
             rep = self.replicas.pop(key)
             self._alter.forget(key)
+            self._dir_gone(rep)
             why = ("topic deleted" if image.topics.by_id(rep.topic_id) is None
                    else "no longer assigned here")
             self._events.add(now_ms, f"deleted replica {rep.name} ({why})")
+
+    def _dir_gone(self, rep: LocalReplica) -> None:
+        """A replica's directory goes, unless a newer replica of the same name took it."""
+        if self.dir_changes.get(rep.name, rep.topic_id) == rep.topic_id:
+            self.dir_changes[rep.name] = None
 
     def _apply_registration(self, rep: LocalReplica, reg: PartitionRegistration,
                             now_ms: int) -> None:

@@ -32,6 +32,7 @@ from .image import (
                      ScramImage,
                      TopicImage,
                      TopicsImage,
+                     changed_topics,
                      quota_entity,
 )
 from .partition import (
@@ -46,6 +47,7 @@ from .security import Acl, DelegationToken, ScramCredential
 from .versions import MetadataVersion
 
 __all__ = [
+                     "changed_topics",
                      "NO_LEADER",
                      "NO_LEADER_CHANGE",
                      "Acl",

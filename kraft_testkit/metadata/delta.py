@@ -18,6 +18,7 @@ they mean the same thing.
 from __future__ import annotations
 
 import hashlib
+import weakref
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -252,7 +253,8 @@ class MetadataDelta:
                                derive(change.base_partitions, change.partitions))
             put(by_id, topic_id, topic)
             put(by_name, change.name, topic)
-        return TopicsImage(by_id or EMPTY, by_name or EMPTY)
+        return TopicsImage(by_id or EMPTY, by_name or EMPTY, weakref.ref(old),
+                           frozenset(self._topics.keys() | self._removed_topics.keys()))
 
     def _build_configs(self, old: ConfigurationsImage) -> ConfigurationsImage:
         if not self._configs:

@@ -8,7 +8,7 @@ shares every untouched value (brokers, topics, partitions, ...) with the image b
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
 from ..protocol.codegen import Message
@@ -132,12 +132,25 @@ class TopicImage:
                 "partitions": {str(p): r.to_dict() for p, r in _by_int_key(self.partitions)}}
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, weakref_slot=True)
 class TopicsImage:
-    """Topics by id and by name (the two maps hold the same TopicImage objects)."""
+    """Topics by id and by name (the two maps hold the same TopicImage objects).
+
+    A topics image made by a delta remembers (weakly, so no history is kept alive) the one it
+    was made from and the topic ids the delta touched: a reader that applied an earlier
+    version asks :func:`changed_topics` for what to look at instead of walking every topic,
+    as Kafka's publishers get the ``TopicsDelta`` with the image.
+    """
 
     topics_by_id: FrozenDict[Uuid, TopicImage] = EMPTY
     topics_by_name: FrozenDict[str, TopicImage] = EMPTY
+    derived_from: Any = field(default=None, compare=False, repr=False)
+    """``weakref.ref`` to the topics image the delta started from, or None."""
+    touched: frozenset = field(default=frozenset(), compare=False, repr=False)
+    """Ids of the topics created, changed or removed since ``derived_from``."""
+
+    def __reduce__(self) -> tuple:  # a weak reference does not pickle: the maps do
+        return (TopicsImage, (self.topics_by_id, self.topics_by_name))
 
     def by_id(self, topic_id: bytes) -> TopicImage | None:
         return self.topics_by_id.get(topic_id)
@@ -157,6 +170,31 @@ class TopicsImage:
 
     def to_dict(self) -> dict:
         return {t.name: t.to_dict() for t in self}
+
+
+#: how many versions :func:`changed_topics` follows back before it gives up (then: walk all)
+CHANGE_CHAIN_LIMIT = 64
+
+
+def changed_topics(since: TopicsImage | None, now: TopicsImage) -> set[Uuid] | None:
+    """Ids of the topics that may differ between ``since`` and ``now`` (created, changed or
+    removed), when ``now`` was derived from ``since`` by deltas whose images are still in
+    memory; None when that is unknown (a snapshot load, a chain broken by the garbage
+    collector, a longer chain): then the caller compares everything."""
+    if now is since:
+        return set()
+    ids: set[Uuid] = set()
+    current = now
+    for _ in range(CHANGE_CHAIN_LIMIT):
+        ref = current.derived_from
+        parent = None if ref is None else ref()
+        if parent is None:
+            return None
+        ids.update(current.touched)
+        if parent is since:
+            return ids
+        current = parent
+    return None
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,112 @@
+"""A broker applies a metadata change by the topics its delta touched (Kafka's
+``ReplicaManager#applyDelta`` over a ``TopicsDelta``), not by walking every partition: the
+same replicas, events and directories as the full walk, at a cost that follows the change."""
+
+from __future__ import annotations
+
+import gc
+
+import pytest
+
+from kraft_testkit.broker import replicas as replicas_module
+from kraft_testkit.cluster import Cluster
+from kraft_testkit.metadata import MetadataDelta, MetadataImage, changed_topics
+from kraft_testkit.protocol import messages as M
+from kraft_testkit.protocol.uuid import Uuid
+
+
+def _topic(delta: MetadataDelta, name: str, n: int) -> Uuid:
+    tid = Uuid(bytes([n + 1] * 16))
+    delta.replay(M.TopicRecord(name=name, topic_id=tid))
+    delta.replay(M.PartitionRecord(partition_id=0, topic_id=tid, replicas=[0], isr=[0],
+                                   leader=0, leader_epoch=0, partition_epoch=0))
+    return tid
+
+
+def test_changed_topics_follows_the_deltas_and_says_when_it_cannot():
+    d = MetadataDelta(MetadataImage.EMPTY)
+    a = _topic(d, "a", 1)
+    one = d.apply()
+    d = MetadataDelta(one)
+    b = _topic(d, "b", 2)
+    two = d.apply()
+    d = MetadataDelta(two)
+    d.replay(M.RemoveTopicRecord(topic_id=a))
+    three = d.apply()
+    assert changed_topics(two.topics, two.topics) == set()
+    assert changed_topics(one.topics, two.topics) == {b}
+    assert changed_topics(one.topics, three.topics) == {a, b}  # across two deltas
+    assert changed_topics(three.topics, one.topics) is None    # not an ancestor
+    loaded = MetadataImage.from_snapshot(three.write(29), (10, 1))
+    assert changed_topics(three.topics, loaded.topics) is None  # a snapshot: walk everything
+    # the chain holds its versions weakly: a version nobody holds breaks it (then: walk all)
+    d = MetadataDelta(MetadataDelta(three).apply())
+    _topic(d, "c", 3)
+    four = d.apply()
+    del two
+    gc.collect()
+    assert changed_topics(one.topics, four.topics) is None
+
+
+def _scenario(seed: int) -> Cluster:
+    c = Cluster(3, 4, seed=seed, fast_forward=False)
+    c.create_topic("a", 4, 3)
+    c.create_topic("b", 2, 2)
+    c.run_for(2_000)
+    c.delete_topic("a")
+    c.create_topic("a", 3, 3)                  # the same name again, a new id
+    c.create_partitions("b", 4)
+    c.reassign("b", 0, [3, 2])
+    c.run_for(3_000)
+    c.faults.restart(c.brokers[1])             # a snapshot-less restart: a full walk
+    c.create_topic("c", 5, 3)
+    c.run_for(5_000)
+    return c
+
+
+def _broker_state(c: Cluster) -> dict:
+    out = {}
+    for b in c.broker_ids:
+        logic = c.sim.process(b).machine.logic
+        out[b] = ({k: (r.topic_name, r.leader, r.leader_epoch, r.isr, r.replicas,
+                       r.partition_epoch) for k, r in logic.replicas.replicas.items()},
+                  list(logic.replicas.replicas), [str(e) for e in logic.events],
+                  sorted(c.sim.process(b).disk.view().items()))
+    return out
+
+
+@pytest.mark.parametrize("seed", [1, 5])
+def test_applying_deltas_leaves_what_the_full_walk_leaves(seed, monkeypatch):
+    by_delta = _broker_state(_scenario(seed))
+    monkeypatch.setattr(replicas_module, "changed_topics", lambda since, now: None)
+    by_walk = _broker_state(_scenario(seed))
+    assert by_delta == by_walk
+    assert any("deleted replica a-" in e for state in by_delta.values() for e in state[2])
+
+
+def test_a_new_topic_is_applied_without_looking_at_the_others(monkeypatch):
+    c = Cluster(3, 3, seed=2, fast_forward=False)
+    for i in range(20):
+        c.create_topic(f"t{i}", 5, 3)
+    c.run_for(1_000)                           # every broker has applied them
+    applied: list[set | None] = []
+    applied_registrations: list[str] = []
+
+    def recording(since, now):
+        touched = changed_topics(since, now)
+        applied.append(touched)
+        return touched
+
+    real = replicas_module.ReplicaManager._apply_registration
+
+    def counting(self, rep, reg, now_ms):
+        applied_registrations.append(rep.name)
+        return real(self, rep, reg, now_ms)
+
+    monkeypatch.setattr(replicas_module, "changed_topics", recording)
+    monkeypatch.setattr(replicas_module.ReplicaManager, "_apply_registration", counting)
+    c.create_topic("new", 5, 3)
+    c.run_for(1_000)                           # every broker has applied it
+    new_id = c.metadata.topics.by_name("new").id
+    assert applied and len(applied) == 3 and all(touched == {new_id} for touched in applied)
+    assert sorted(applied_registrations) == sorted([f"new-{p}" for p in range(5)] * 3)
