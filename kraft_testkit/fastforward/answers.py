@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kraft_testkit.metadata.delta import NOOP_VALUE  # the one record a computed answer may carry
+from kraft_testkit.metadata.replay import NOOP_VALUE  # the one record a computed answer may carry
 
 
 def only_noops(log: Any, start: int, end: int) -> bool:

@@ -37,7 +37,7 @@ from kraft_testkit.fastforward.held_events import HeldEvents
 from kraft_testkit.fastforward.leader_bulk import LeaderBulk, answer
 from kraft_testkit.fastforward.prediction import QuorumPrediction
 from kraft_testkit.fastforward.replica_loops import route
-from kraft_testkit.fastforward.warp import (
+from kraft_testkit.fastforward.materialize import (
     InexactWarp,
     apply_effects,
     armed_timers,

@@ -40,7 +40,7 @@ from kraft_testkit.fastforward.follower_model import (
     RFETCH,
     SEND,
 )
-from kraft_testkit.fastforward.warp import InexactWarp
+from kraft_testkit.fastforward.materialize import InexactWarp
 from kraft_testkit.raft import rpc
 from kraft_testkit.sim.node import NEVER
 

@@ -44,7 +44,7 @@ from crc32c import crc32c
 from kraft_testkit.controller.noop import noop_interval_ms
 from kraft_testkit.fastforward.bulk import InexactFastForward
 from kraft_testkit.metadata import replay_batches
-from kraft_testkit.metadata.delta import NOOP_VALUE
+from kraft_testkit.metadata.replay import NOOP_VALUE
 from kraft_testkit.metadata.snapshot_generator import batch_bytes
 from kraft_testkit.protocol import messages as M
 from kraft_testkit.protocol.records import CRC_START, RecordBatch, encode_batch

@@ -53,7 +53,7 @@ from kraft_testkit.fastforward.prediction import (
     horizon_of,
 )
 from kraft_testkit.fastforward.replica_loops import ReplicaLoops
-from kraft_testkit.metadata.delta import NOOP_VALUE
+from kraft_testkit.metadata.replay import NOOP_VALUE
 from kraft_testkit.raft.replica_state import LEADER
 from kraft_testkit.sim.node import NEVER
 from kraft_testkit.sim.streams import tie_at

@@ -10,7 +10,8 @@ No I/O, no clock, no randomness here: the same records give the same image every
 """
 
 from . import versions
-from .delta import MetadataDelta, replay_batches, replay_log
+from . import writer as _writer  # noqa: F401 - registers MetadataImage.write
+from .delta import MetadataDelta
 from .errors import (
                      MetadataError,
                      MetadataReplayError,
@@ -43,6 +44,7 @@ from .partition import (
                      PartitionRegistration,
 )
 from .registrations import BrokerRegistration, ControllerRegistration, Endpoint, VersionRange
+from .replay import replay_batches, replay_log
 from .security import Acl, DelegationToken, ScramCredential
 from .versions import MetadataVersion
 

@@ -17,28 +17,24 @@ they mean the same thing.
 
 from __future__ import annotations
 
-import hashlib
 import weakref
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Any
 
 from ..protocol import messages as M
 from ..protocol.codegen import Message
-from ..protocol.frames import ControlRecord, MetadataRecord, decode_metadata
+from ..protocol.frames import ControlRecord, MetadataRecord
 from ..protocol.log import LogBatch, LogRecord
 from ..protocol.uuid import Uuid
-from . import versions as V
 from .errors import MetadataReplayError
+from . import image as image_module
 from .frozen import EMPTY, FrozenDict, derive
 from .image import (
     TOPIC_RESOURCE,
     AclsImage,
-    ClientQuotasImage,
     ClusterImage,
     ConfigResource,
-    ConfigurationsImage,
     DelegationTokensImage,
-    FeaturesImage,
     MetadataImage,
     ProducerIdsImage,
     Provenance,
@@ -46,20 +42,19 @@ from .image import (
     ScramImage,
     TopicImage,
     TopicsImage,
-    quota_entity,
 )
+from .delta_security import UNSET, SecurityRecords
+from .delta_settings import SettingsRecords
 from .partition import PartitionRegistration
 from .registrations import BrokerRegistration, ControllerRegistration, sorted_dirs
-from .security import SCRAM_MECHANISMS, Acl, DelegationToken, ScramCredential, scram_keys
 
-_UNSET: Any = object()
+_UNSET: Any = UNSET
+_REGISTRATION_ENTRIES = 512
 
 #: BrokerRegistrationChangeRecord.Fenced: -1 unfence, 0 no change, 1 fence
 _FENCING_CHANGE = {-1: False, 0: None, 1: True}
 #: BrokerRegistrationChangeRecord.InControlledShutdown: 0 no change, 1 entered
 _SHUTDOWN_CHANGE = {0: None, 1: True}
-#: Kafka's ZkMigrationState values (NONE, MIGRATION, PRE_MIGRATION, POST_MIGRATION, ZK)
-_ZK_MIGRATION_STATES = frozenset(range(5))
 
 
 class _TopicChange:
@@ -79,7 +74,7 @@ class _TopicChange:
         return reg if reg is not None else self.base_partitions.get(partition_id)
 
 
-class MetadataDelta:
+class MetadataDelta(SettingsRecords, SecurityRecords):
     """Changes on top of ``image``; replay records in, :meth:`apply` gives the next image."""
 
     __slots__ = (
@@ -225,14 +220,6 @@ class MetadataDelta:
             None,
         )
 
-    def _build_features(self, old: FeaturesImage) -> FeaturesImage:
-        if self._mv is _UNSET and not self._features and self._zk is _UNSET:
-            return old
-        return FeaturesImage(
-            old.metadata_version if self._mv is _UNSET else self._mv,
-            derive(old.finalized, self._features),
-            old.zk_migration_state if self._zk is _UNSET else self._zk)
-
     def _build_cluster(self, old: ClusterImage) -> ClusterImage:
         if not self._brokers and not self._controllers:
             return old
@@ -255,26 +242,6 @@ class MetadataDelta:
             put(by_name, change.name, topic)
         return TopicsImage(by_id or EMPTY, by_name or EMPTY, weakref.ref(old),
                            frozenset(self._topics.keys() | self._removed_topics.keys()))
-
-    def _build_configs(self, old: ConfigurationsImage) -> ConfigurationsImage:
-        if not self._configs:
-            return old
-        changed: dict[ConfigResource, FrozenDict | None] = {}
-        for resource, changes in self._configs.items():
-            start = EMPTY if resource in self._cleared_configs else \
-                old.resources.get(resource, EMPTY)
-            configs = derive(start, changes)
-            changed[resource] = configs or None
-        return ConfigurationsImage(derive(old.resources, changed))
-
-    def _build_quotas(self, old: ClientQuotasImage) -> ClientQuotasImage:
-        if not self._quotas:
-            return old
-        changed: dict[QuotaEntity, FrozenDict | None] = {}
-        for entity, changes in self._quotas.items():
-            quotas = derive(old.entities.get(entity, EMPTY), changes)
-            changed[entity] = quotas or None
-        return ClientQuotasImage(derive(old.entities, changed))
 
     # ------------------------------------------------------------- current views
 
@@ -324,10 +291,6 @@ class MetadataDelta:
                 f"cannot {action} broker {broker_id}: epoch {epoch} is not its epoch "
                 f"{broker.epoch}", rec)
         return broker
-
-    def _scram_current(self, user: str, mechanism: int) -> ScramCredential | None:
-        cred = self._scram.get((user, mechanism), _UNSET)
-        return self._base.scram.credentials.get((user, mechanism)) if cred is _UNSET else cred
 
     # ------------------------------------------------------------- cluster records
 
@@ -436,116 +399,8 @@ class MetadataDelta:
         self._configs[resource] = {}
         self._cleared_configs.add(resource)
 
-    # ------------------------------------------------------------- configs and quotas
-
-    def _config(self, rec: Any) -> None:
-        resource = ConfigResource(rec.resource_type, rec.resource_name)
-        changes = self._configs.get(resource)
-        if changes is None:
-            changes = self._configs[resource] = {}
-        changes[rec.name] = rec.value  # None removes the key
-
-    def _client_quota(self, rec: Any) -> None:
-        entity = quota_entity((e.entity_type, e.entity_name) for e in rec.entity)
-        changes = self._quotas.get(entity)
-        if changes is None:
-            changes = self._quotas[entity] = {}
-        changes[rec.key] = None if rec.remove else float(rec.value)
-
-    # ------------------------------------------------------------- features
-
-    def _feature_level(self, rec: Any) -> None:
-        self._set_feature(rec, rec.name, rec.feature_level)
-
-    def _draft_feature_level(self, rec: Any) -> None:
-        # The draft dialect finalizes a range; the level in force is its maximum.
-        if rec.min_feature_level > rec.max_feature_level:
-            raise MetadataReplayError(
-                f"min level {rec.min_feature_level} above max {rec.max_feature_level}", rec)
-        self._set_feature(rec, rec.name, rec.max_feature_level)
-
-    def _draft_remove_feature_level(self, rec: Any) -> None:
-        self._set_feature(rec, rec.name, 0)
-
-    def _set_feature(self, rec: Any, name: str, level: int) -> None:
-        if level < 0:
-            raise MetadataReplayError(f"negative feature level {level}", rec)
-        if name == V.FEATURE_NAME:
-            if not V.is_known(level):
-                raise MetadataReplayError(
-                    f"metadata.version {level} is not a released level "
-                    f"({V.VERSIONS[0].level}..{V.LATEST})", rec)
-            self._mv = level
-        else:
-            self._features[name] = level or None  # level 0 removes the feature
-
-    def _zk_migration_state(self, rec: Any) -> None:
-        if rec.zk_migration_state not in _ZK_MIGRATION_STATES:
-            raise MetadataReplayError(
-                f"unknown ZK migration state {rec.zk_migration_state}", rec)
-        self._zk = rec.zk_migration_state
-
-    def _producer_ids(self, rec: Any) -> None:
-        self._next_producer_id = rec.next_producer_id
-
     def _no_op(self, rec: Any) -> None:
         pass
-
-    # ------------------------------------------------------------- security
-
-    def _acl(self, rec: Any) -> None:
-        self._acls[rec.id] = Acl.from_record(rec)
-
-    def _draft_acl(self, rec: Any) -> None:
-        # The draft record has no id; derive a stable one from its content (same entry, same id).
-        acl_id = Uuid(hashlib.sha256(b"draft-acl:" + rec.encode(0)).digest()[:16])
-        self._acls[acl_id] = Acl.from_record(rec)
-
-    def _remove_acl(self, rec: Any) -> None:
-        current = self._acls.get(rec.id, _UNSET)
-        if current is _UNSET:
-            current = self._base.acls.acls.get(rec.id)
-        if current is None:
-            raise MetadataReplayError(f"no ACL with id {rec.id}", rec)
-        self._acls[rec.id] = None
-
-    def _scram_credential(self, rec: Any) -> None:
-        if rec.mechanism not in SCRAM_MECHANISMS:
-            raise MetadataReplayError(f"unknown SCRAM mechanism {rec.mechanism}", rec)
-        self._scram[(rec.name, rec.mechanism)] = ScramCredential(
-            rec.salt, rec.stored_key, rec.server_key, rec.iterations)
-
-    def _draft_scram_credential(self, rec: Any) -> None:
-        # One draft record states all of a user's credentials: mechanisms it omits are removed.
-        infos = {i.mechanism: i for i in rec.credential_infos}
-        for mechanism in infos:
-            if mechanism not in SCRAM_MECHANISMS:
-                raise MetadataReplayError(f"unknown SCRAM mechanism {mechanism}", rec)
-        for mechanism in SCRAM_MECHANISMS:
-            info = infos.get(mechanism)
-            if info is not None:
-                stored, server = scram_keys(mechanism, info.salted_password)
-                self._scram[(rec.name, mechanism)] = ScramCredential(
-                    info.salt, stored, server, info.iterations)
-            elif self._scram_current(rec.name, mechanism) is not None:
-                self._scram[(rec.name, mechanism)] = None
-
-    def _remove_scram_credential(self, rec: Any) -> None:
-        if self._scram_current(rec.name, rec.mechanism) is None:
-            raise MetadataReplayError(
-                f"no SCRAM credential for user {rec.name!r} and mechanism {rec.mechanism}", rec)
-        self._scram[(rec.name, rec.mechanism)] = None
-
-    def _delegation_token(self, rec: Any) -> None:
-        self._tokens[rec.token_id] = DelegationToken.from_record(rec)
-
-    def _remove_delegation_token(self, rec: Any) -> None:
-        current = self._tokens.get(rec.token_id, _UNSET)
-        if current is _UNSET:
-            current = self._base.delegation_tokens.tokens.get(rec.token_id)
-        if current is None:
-            raise MetadataReplayError(f"no delegation token {rec.token_id!r}", rec)
-        self._tokens[rec.token_id] = None
 
     def _no_meaning(self, rec: Any) -> None:
         raise MetadataReplayError(
@@ -632,25 +487,7 @@ def _dispatch_table() -> dict[type, Handler]:
 
 
 _HANDLERS: dict[type, Handler] = _dispatch_table()
-
-
-def replay_log(batches: Any, image: MetadataImage = MetadataImage.EMPTY) -> MetadataImage:
-    """Replay log batches (``read_log`` output) one delta per batch, as a node applies each
-    committed batch; gives the last image."""
-    for batch in batches:
-        delta = MetadataDelta(image)
-        delta.replay_batch(batch)
-        image = delta.apply()
-    return image
-
-
-NOOP_VALUE = b"\x01\x14\x00\x00"  # NoOpRecord v0 in the released frame
-
-# Every node replays every committed record: the same bytes decode to the same (immutable)
-# record, so the decoded records of small values are remembered (a full memo starts again).
-_DECODED: dict[bytes, MetadataRecord] = {}
-_DECODED_ENTRIES = 512
-_DECODED_MAX_BYTES = 1024
+image_module._HOOKS["delta"] = MetadataDelta
 
 
 # ... and so each node would build the same registration from the same record object: the
@@ -665,43 +502,7 @@ def _registration(cls: Any, rec: Any) -> Any:
     if hit is not None and hit[0] is rec:
         return hit[1]
     registration = cls.from_record(rec)
-    if len(_REGISTRATIONS) >= _DECODED_ENTRIES:
+    if len(_REGISTRATIONS) >= _REGISTRATION_ENTRIES:
         _REGISTRATIONS.clear()
     _REGISTRATIONS[id(rec)] = (rec, registration)
     return registration
-
-
-def replay_batches(image: MetadataImage, batches: Iterable[Any]) -> MetadataImage:
-    """The image after committed record batches (as Raft hands them over).
-
-    Batches holding nothing but NoOps (the controller writes one every 500 ms) only move the
-    image's position, without building a delta: they are most of an idle cluster's commits.
-    """
-    last = None
-    delta = None
-    for batch in batches:
-        if batch.is_control:
-            last = batch
-            continue
-        for r in batch.records:
-            value = r.value
-            if value is None or (value == NOOP_VALUE and delta is None):
-                continue
-            if delta is None:
-                delta = MetadataDelta(image)
-            record = _DECODED.get(value) if type(value) is bytes else None
-            if record is None:
-                record = decode_metadata(value)
-                if type(value) is bytes and len(value) <= _DECODED_MAX_BYTES:
-                    if len(_DECODED) >= _DECODED_ENTRIES:
-                        _DECODED.clear()
-                    _DECODED[value] = record
-            delta.replay(record, offset=batch.base_offset + r.offset_delta,
-                         epoch=batch.partition_leader_epoch)
-        last = batch
-    if last is None:
-        return image
-    if delta is None:
-        return image.with_provenance((last.last_offset, last.partition_leader_epoch))
-    delta._advance(last.last_offset, last.partition_leader_epoch)
-    return delta.apply()

@@ -363,9 +363,7 @@ class MetadataImage:
     def replay(self, records: Iterable[Any]) -> MetadataImage:
         """The image after ``records`` (messages, MetadataRecords or LogRecords), applied as one
         delta."""
-        from .delta import MetadataDelta
-
-        delta = MetadataDelta(self)
+        delta = _HOOKS["delta"](self)
         for r in records:
             delta.replay(r)
         return delta.apply()
@@ -383,9 +381,7 @@ class MetadataImage:
         """The minimal records of a snapshot of the visible state, in Kafka's order and with the
         record versions ``metadata_version`` (default: the image's) calls for. What that version
         cannot represent goes to ``on_loss`` (default: raise UnwritableMetadataError)."""
-        from .writer import write_image
-
-        return write_image(self, metadata_version, on_loss=on_loss)
+        return _HOOKS["write"](self, metadata_version, on_loss=on_loss)
 
     def to_dict(self, *, provenance: bool = True) -> dict:
         """A JSON-friendly view with a stable key order (for printing and comparing runs)."""
@@ -407,3 +403,8 @@ class MetadataImage:
 
 
 MetadataImage.EMPTY = MetadataImage()
+
+#: what replay() and write() call: MetadataDelta (delta.py) and write_image (writer.py), which
+#: register themselves when they load (the package loads both), so that this module imports
+#: neither and the delta, which builds images, is the only one of the two that knows the other
+_HOOKS: dict[str, Callable[..., Any]] = {}

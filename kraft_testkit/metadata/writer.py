@@ -143,3 +143,12 @@ def _write_delegation_tokens(image: MetadataImage, mv: int, loss: LossHandler,
         return
     for token_id in sorted(tokens):
         out.append(tokens[token_id].to_record())
+
+
+def _register() -> None:
+    from . import image
+
+    image._HOOKS["write"] = write_image
+
+
+_register()

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from ..errors import KraftError
 from ..metadata import MetadataImage
-from ..metadata.delta import replay_log
+from ..metadata.replay import replay_log
 from ..protocol.errors import DecodeError
 from ..protocol.log import iter_log
 

@@ -14,6 +14,7 @@ import pytest
 
 from kraft_testkit.cluster import Cluster
 from kraft_testkit.fastforward import compact
+from kraft_testkit.fastforward import materialize
 from kraft_testkit.fastforward import warp as warp_module
 from test_fastforward_differential import _state
 
@@ -159,8 +160,8 @@ def test_a_planted_bug_is_caught(monkeypatch) -> None:
 def test_a_wrong_tie_is_caught(monkeypatch) -> None:
     """A timer re-armed with another tie key shows in the heap."""
     stepped, _ = _scenario(5, False, short=True)
-    real = warp_module.tie_at
-    monkeypatch.setattr(warp_module, "tie_at", lambda key, at: real(key, at) ^ 1)
+    real = materialize.tie_at
+    monkeypatch.setattr(materialize, "tie_at", lambda key, at: real(key, at) ^ 1)
     warped, _ = _scenario(5, True, short=True)
     assert stepped[0]["heap"] != warped[0]["heap"]
 

@@ -30,7 +30,7 @@ from kraft_testkit.fastforward.noop_run import (
     run_log_cleaner,
 )
 from kraft_testkit.protocol.records import RecordBatch, encode_batch, iter_batches
-from kraft_testkit.metadata.delta import NOOP_VALUE
+from kraft_testkit.metadata.replay import NOOP_VALUE
 from kraft_testkit.protocol.frames import encode_record
 from kraft_testkit.raft.segments import Segment
 

@@ -4,6 +4,7 @@ records): the image must be the one decoding every record gives, memo on, off, o
 from kraft_testkit.cluster import Cluster
 from kraft_testkit.metadata import MetadataImage
 from kraft_testkit.metadata import delta as D
+from kraft_testkit.metadata import replay as R
 
 
 def _committed_batches(c: Cluster):
@@ -21,13 +22,13 @@ def test_replay_with_the_decode_memo_is_replay_without(monkeypatch) -> None:
     batches = _committed_batches(c)
     assert len(batches) > 20
 
-    D._DECODED.clear()
-    cold = D.replay_batches(MetadataImage.EMPTY, batches)
-    assert D._DECODED  # the memo was used
-    warm = D.replay_batches(MetadataImage.EMPTY, batches)
-    monkeypatch.setattr(D, "_DECODED_ENTRIES", 0)  # full at once: every record decoded anew
-    D._DECODED.clear()
-    plain = D.replay_batches(MetadataImage.EMPTY, batches)
+    R._DECODED.clear()
+    cold = R.replay_batches(MetadataImage.EMPTY, batches)
+    assert R._DECODED  # the memo was used
+    warm = R.replay_batches(MetadataImage.EMPTY, batches)
+    monkeypatch.setattr(R, "_DECODED_ENTRIES", 0)  # full at once: every record decoded anew
+    R._DECODED.clear()
+    plain = R.replay_batches(MetadataImage.EMPTY, batches)
     assert cold == warm == plain
     assert plain.topic("t") is not None and len(plain.cluster.brokers) == 4
     assert plain.provenance.offset == batches[-1].last_offset
@@ -56,9 +57,10 @@ def test_a_record_object_makes_one_registration_equal_to_from_record(monkeypatch
     c.faults.start(c.brokers[1])
     c.run_for(2_000)  # registered again: a new epoch
     batches = _committed_batches(c)
-    warm = D.replay_batches(MetadataImage.EMPTY, batches)
-    monkeypatch.setattr(D, "_DECODED_ENTRIES", 0)  # both memos start again at every record
-    D._DECODED.clear()
+    warm = R.replay_batches(MetadataImage.EMPTY, batches)
+    monkeypatch.setattr(R, "_DECODED_ENTRIES", 0)  # both memos start again at every record
+    monkeypatch.setattr(D, "_REGISTRATION_ENTRIES", 0)
+    R._DECODED.clear()
     D._REGISTRATIONS.clear()
-    plain = D.replay_batches(MetadataImage.EMPTY, batches)
+    plain = R.replay_batches(MetadataImage.EMPTY, batches)
     assert warm == plain and len(plain.cluster.brokers) == 4
