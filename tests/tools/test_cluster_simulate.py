@@ -60,7 +60,7 @@ def test_a_partition_whose_only_copy_was_wiped_stays_offline_and_is_not_a_livene
 def test_a_broken_invariant_is_reported_with_its_name(monkeypatch):
     from kraft_testkit.invariants import ClusterInvariants
 
-    def planted(self, sim, node, incarnation, image):
+    def planted(self, sim, node, incarnation, image, since=None):
         if image.topic("t1") is not None:
             self._fail(sim, "planted bug", f"node {node} sees t1")
     monkeypatch.setattr(ClusterInvariants, "_check_image", planted)
