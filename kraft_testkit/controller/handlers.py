@@ -7,6 +7,7 @@ the *committed* image, as Kafka's controller does: they must not show uncommitte
 
 from __future__ import annotations
 
+from ..metadata import NO_LEADER, changed_topics
 from ..protocol import messages as M
 from . import (acls, bootstrap, cluster, configs, features, log_dirs, noop, producer_ids,
                quotas, replication, scram, tokens)
@@ -140,13 +141,32 @@ def balance_task(qc: QuorumController, now_ms: int) -> int | None:
 UNCLEAN_RETRY_MS = 10
 
 
+def _leaderless(qc: QuorumController) -> bool:
+    """Whether some partition has no leader, kept as the ids of the topics that have one and
+    updated by the topics each new image's deltas touched (Kafka keeps the leaderless
+    partitions indexed too): a topic creation costs its own partitions, not every one."""
+    topics = qc.image.topics
+    before = qc.soft.get("unclean.topics")
+    touched = None if before is None else changed_topics(before[0], topics)
+    if touched is None:
+        ids = {t.id for t in topics if any(p.leader == NO_LEADER
+                                           for p in t.partitions.values())}
+    else:
+        ids = set(before[1]) - touched
+        by_id = topics.topics_by_id
+        ids.update(t for t in touched if t in by_id and any(
+            p.leader == NO_LEADER for p in by_id[t].partitions.values()))
+    qc.soft["unclean.topics"] = (topics, frozenset(ids))
+    return bool(ids)
+
+
 def unclean_task(qc: QuorumController, now_ms: int) -> int | None:
     """Kafka 4.x's MAYBE_ELECT_UNCLEAN_LEADERS: while some partition is leaderless, every
     unclean.leader.election.interval.ms elect leaders where the topic allows an unclean
     election (10 ms later again while more remain)."""
     if qc.soft.get("unclean.checked") is not qc.image:  # images are immutable: scan once each
         qc.soft["unclean.checked"] = qc.image
-        qc.soft["unclean.leaderless"] = replication.leaderless_partitions(qc.image)
+        qc.soft["unclean.leaderless"] = _leaderless(qc)
     if not qc.soft["unclean.leaderless"]:
         qc.soft.pop("unclean.next_ms", None)
         return None
