@@ -263,7 +263,10 @@ def run_cluster_seed(seed: int, *, controllers: int = 3, brokers: int = 3,
     result = SeedResult(seed, True)
     c = None
     try:
-        c = Cluster(controllers, brokers, seed=seed, wire=wire, trace_keep=2_000)
+        # stepped: a seed's invariants are checked after every event (a warp checks them once
+        # per idle stretch)
+        c = Cluster(controllers, brokers, seed=seed, wire=wire, trace_keep=2_000,
+                    fast_forward=False)
         c.create_topic("t0", 6, min(3, brokers))
         c.create_topic("t1", 2, min(2, brokers))
         nodes = c.controller_ids + c.broker_ids
