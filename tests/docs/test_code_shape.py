@@ -23,17 +23,12 @@ SIZE_REASON = "Size:"
 LONG_MODULES_TODAY = {
     "kraft_testkit.raft.replica": "being split by role (leader, follower, candidate)",
     "kraft_testkit.cluster": "the facade; its fault and network helpers are to move out",
-    "kraft_testkit.metadata.delta": "being split by image section",
 }
 
 #: import circles today (each the set of modules of one strongly connected component), being
 #: broken by the helpers who own them; delete an entry once its circle is gone
 CIRCLES_TODAY = [
-    {"kraft_testkit.metadata.delta", "kraft_testkit.metadata.image",
-     "kraft_testkit.metadata.writer"},
     {"kraft_testkit.raft.log", "kraft_testkit.raft.log_recovery"},
-    {"kraft_testkit.fastforward.compact", "kraft_testkit.fastforward.held_events",
-     "kraft_testkit.fastforward.warp"},
 ]
 
 
