@@ -164,6 +164,14 @@ class Cluster(VoterOps, SimulationFacade, AdminOperations):
                 tempfile.mkdtemp(prefix="kraft-testkit-")
         self.metadata_version = _checked_metadata_version(metadata_version, features,
                                                           self.config)
+        if "testkit.supported.metadata.version.min" not in node_overrides:
+            # below 3.3-IV3 (which 4.x cannot run) the nodes are 3.x software: they announce
+            # metadata.version from 3.0-IV1
+            from .metadata import feature_versions as FV
+            from .metadata import versions as V
+
+            floor = FV.node_minimum_metadata_version(V.get(self.metadata_version).level)
+            self.config = replace(self.config, supported_metadata_version_min=floor)
         id_rng = RngTree(seed).child("cluster")
         self.cluster_id = str(Uuid.random(id_rng.child("cluster-id")))
         # combined mode (process.roles=broker,controller): nodes 0..n-1 are controllers too

@@ -48,6 +48,9 @@ class NodeConfig:
     controlled_shutdown_enable: bool = True
     broker_self_fencing: bool = False  # KIP-343, the seeds' proposal; not released Kafka
     broker_reregister_on_stale_epoch: bool = False
+    # the lowest metadata.version a node announces: Kafka 4.x's MINIMUM_VERSION (3.3-IV3); a
+    # Cluster formatted below it (the kit's 3.x emulation) lowers it to 3.0-IV1
+    supported_metadata_version_min: int = 7
 
     @classmethod
     def from_kafka(cls, overrides: Mapping[str, object] | None = None, *,
@@ -118,6 +121,8 @@ KEYS: dict[str, tuple[str, type, int]] = {
     "testkit.broker.self.fencing.enable": ("broker_self_fencing", bool, 0),
     # the kit's own switch (not a Kafka key): re-register on STALE_BROKER_EPOCH
     "testkit.broker.reregister.on.stale.epoch": ("broker_reregister_on_stale_epoch", bool, 0),
+    # the kit's own key (not Kafka's): the floor of the metadata.version range nodes announce
+    "testkit.supported.metadata.version.min": ("supported_metadata_version_min", int, 1),
 }
 assert {a for a, _, _ in KEYS.values()} == {f.name for f in fields(NodeConfig)}
 

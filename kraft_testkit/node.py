@@ -124,10 +124,10 @@ class ControllerRegistrar:
     RETRY_MS = 1_000
 
     def __init__(self, node_id: int, rng: random.Random, host: str | None = None,
-                 unstable: bool = False) -> None:
+                 config: NodeConfig | None = None) -> None:
         self.node_id = node_id
         self.host = host or f"controller-{node_id}"
-        self.unstable = unstable
+        self.config = config if config is not None else NodeConfig()
         self.incarnation_id = Uuid.random(rng)
         self._cid = 0
         self._in_flight: tuple[int, int] | None = None  # (correlation id, sent at)
@@ -143,7 +143,7 @@ class ControllerRegistrar:
             return []
         self._cid += 1
         self._in_flight = (self._cid, now_ms)
-        from .metadata.feature_versions import supported_ranges
+        from .controller.features import supported_ranges_of
 
         R = M.ControllerRegistrationRequest
         body = R(controller_id=self.node_id, incarnation_id=self.incarnation_id,
@@ -152,7 +152,7 @@ class ControllerRegistrar:
                                        port=9093, security_protocol=0)],
                  features=[R.Feature(name=name, min_supported_version=low,
                                      max_supported_version=high)
-                           for name, (low, high) in supported_ranges(unstable=self.unstable).items()])
+                           for name, (low, high) in supported_ranges_of(self.config).items()])
         return [(leader, rpc.request(self._cid, body))]
 
     def handles(self, msg: object) -> bool:
@@ -186,7 +186,7 @@ class KraftNode:
         self.registrar: ControllerRegistrar | None = None
         if self.controller is not None:
             self.registrar = ControllerRegistrar(ctx.node_id, random.Random(ctx.rng.getrandbits(64)),
-                                                 host, config.unstable_feature_versions_enable)
+                                                 host, config)
         logic_rng = random.Random(ctx.rng.getrandbits(64)) if "broker" in self.roles else None
         self.listener = MetadataListener() if "broker" in self.roles else None
         self.snapshots = SnapshotGenerator(config.snapshot_max_new_record_bytes,

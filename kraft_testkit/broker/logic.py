@@ -284,9 +284,9 @@ def _supported_features(config: NodeConfig, metadata_versions: tuple[int, int] |
     """What this broker announces: Kafka 4.2's features at their production levels (testing
     levels too with unstable.feature.versions.enable); ``metadata_versions`` overrides the
     metadata.version range."""
-    from ..metadata.feature_versions import supported_ranges
+    from ..controller.features import supported_ranges_of
 
-    out = supported_ranges(unstable=config.unstable_feature_versions_enable)
+    out = supported_ranges_of(config)
     if metadata_versions is not None:
         out[V.FEATURE_NAME] = tuple(metadata_versions)
     return out

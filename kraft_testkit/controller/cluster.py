@@ -30,13 +30,8 @@ from ..metadata import versions as V
 from ..protocol import messages as M
 from ..protocol.error_codes import ErrorCode
 from ..protocol.frames import MetadataRecord
-from .features import (
-    ZkMigrationState,
-    finalized_features,
-    metadata_version,
-    registration_feature_error,
-    zk_migration_state,
-)
+from ..metadata.feature_versions import KRAFT_VERSION
+from .features import finalized_features, metadata_version, registration_feature_error
 from .heartbeats import BrokerControlState, BrokerHeartbeatManager
 from .log_dirs import handle_directories_offline
 from .result import ControllerContext, ControllerResult, record
@@ -206,7 +201,8 @@ def _check_log_dirs(image: MetadataImage, request: M.BrokerRegistrationRequest) 
 
 
 def _registration_record(ctx: ControllerContext, manager: BrokerHeartbeatManager,
-                         request: M.BrokerRegistrationRequest) -> MetadataRecord:
+                         request: M.BrokerRegistrationRequest, kraft_version: int
+                         ) -> MetadataRecord:
     image = ctx.image
     if request.cluster_id != ctx.cluster_id:
         raise _Refused(ErrorCode.INCONSISTENT_CLUSTER_ID,
@@ -231,27 +227,21 @@ def _registration_record(ctx: ControllerContext, manager: BrokerHeartbeatManager
     if request.is_migrating_zk_broker:
         raise _Refused(ErrorCode.BROKER_ID_NOT_REGISTERED,
                        "Controller does not support registering ZK brokers.")
-    if zk_migration_state(image) is ZkMigrationState.PRE_MIGRATION:
-        raise _Refused(ErrorCode.BROKER_ID_NOT_REGISTERED,
-                       "Controller is in pre-migration mode and cannot register KRaft brokers "
-                       "until the metadata migration is complete.")
     mv = metadata_version(image)
     if V.is_directory_assignment_supported(mv):
         _check_log_dirs(image, request)
     announced = [(f.name, VersionRange(f.min_supported_version, f.max_supported_version))
                  for f in request.features]
-    why = registration_feature_error(finalized_features(image), announced)
+    # QuorumController#registerBroker: the finalized features plus the Raft log's kraft.version
+    finalized = finalized_features(image)
+    finalized[KRAFT_VERSION] = kraft_version
+    why = registration_feature_error(finalized, announced)
     if why:
-        raise _Refused(ErrorCode.UNSUPPORTED_VERSION, why)
+        raise _Refused(*why)
 
     cls = M.RegisterBrokerRecord
     features = [cls.BrokerFeature(name=n, min_supported_version=r.min, max_supported_version=r.max)
                 for n, r in announced]
-    if all(n != V.FEATURE_NAME for n, _ in announced):
-        # A broker that names no metadata.version range runs 3.0-IV1 only.
-        features.append(cls.BrokerFeature(name=V.FEATURE_NAME,
-                                          min_supported_version=V.MINIMUM_KRAFT_VERSION,
-                                          max_supported_version=V.MINIMUM_KRAFT_VERSION))
     if same_incarnation:
         # A retry of the same process: its epoch and its states are kept (Kafka "amends").
         epoch, fenced, shutting = existing.epoch, existing.fenced, existing.in_controlled_shutdown
@@ -274,15 +264,15 @@ def _registration_record(ctx: ControllerContext, manager: BrokerHeartbeatManager
     return record(msg, V.register_broker_record_version(mv))
 
 
-def register_broker(ctx: ControllerContext, request: M.BrokerRegistrationRequest
-                    ) -> ControllerResult[M.BrokerRegistrationResponse]:
+def register_broker(ctx: ControllerContext, request: M.BrokerRegistrationRequest, *,
+                    kraft_version: int = 0) -> ControllerResult[M.BrokerRegistrationResponse]:
     """BrokerRegistration. A new incarnation gets the broker epoch ``ctx.next_offset`` (the
     offset of its RegisterBrokerRecord) and starts fenced; the same incarnation registering
     again keeps its epoch and states. Another incarnation is refused while the registered one
     still holds a lease (DUPLICATE_BROKER_REGISTRATION)."""
     manager = heartbeat_manager(ctx)
     try:
-        rec = _registration_record(ctx, manager, request)
+        rec = _registration_record(ctx, manager, request, kraft_version)
     except _Refused as refused:
         return ControllerResult((), M.BrokerRegistrationResponse(error_code=refused.code))
     existing = ctx.image.cluster.broker(request.broker_id)

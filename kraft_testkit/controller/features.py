@@ -96,27 +96,36 @@ def reason_not_supported(level: int, who: str, supported: VersionRange) -> str |
     return f"{who} only supports versions {_range_str(supported)}"
 
 
-def registration_feature_error(finalized: Mapping[str, int],
-                               supported: Iterable[tuple[str, VersionRange]]) -> str | None:
-    """Why a node announcing ``supported`` may not register, or None.
+def _unsupported(level: int, name: str, r: VersionRange) -> tuple[ErrorCode, str]:
+    return ErrorCode.UNSUPPORTED_VERSION, (
+        f"Unable to register because the broker does not support finalized version {level} of "
+        f"{name}. The broker wants a version between {r.min} and {r.max}, inclusive.")
 
-    Kafka 4.x's ``processRegistrationFeature``: every feature the node names must include the
-    finalized level, a feature the cluster has not finalized counting as level 0 (so a node
-    announcing only [1, 1] of it is refused); every finalized feature it does not name counts
-    as [0, 0]; metadata.version, unnamed, as 3.0-IV1 only.
+
+def registration_feature_error(finalized: Mapping[str, int],
+                               supported: Iterable[tuple[str, VersionRange]]
+                               ) -> tuple[ErrorCode, str] | None:
+    """Why a broker announcing ``supported`` may not register (error code and message), or None.
+
+    Kafka 4.2.1's ``ClusterControlManager#registerBroker`` with ``processRegistrationFeature``:
+    each named feature in request order must include its finalized level, one the cluster has
+    not finalized counting as 0 (so [1, 1] of it is refused: UNSUPPORTED_VERSION); a request
+    naming no metadata.version is INVALID_REGISTRATION (KAFKA-18601); then every finalized
+    feature above 0 it does not name counts as [0, 0]. ``finalized`` is what the quorum
+    controller passes in: the finalized features plus the Raft log's kraft.version.
     """
-    ranges = dict(supported)
-    ranges.setdefault(FEATURE_NAME, VersionRange(V.MINIMUM_KRAFT_VERSION,
-                                                 V.MINIMUM_KRAFT_VERSION))
-    for name in list(ranges) + sorted(set(finalized) - set(ranges)):
-        level = finalized.get(name, V.MINIMUM_KRAFT_VERSION if name == FEATURE_NAME else 0)
-        if level == 0 and name not in ranges:
-            continue  # not finalized and not named: nothing to check
-        r = ranges.get(name, DISABLED)
+    named: set[str] = set()
+    for name, r in supported:
+        level = finalized.get(name, 0)
         if not r.min <= level <= r.max:
-            return (f"Unable to register because the broker does not support finalized version "
-                    f"{level} of {name}. The broker wants a version between {r.min} and "
-                    f"{r.max}, inclusive.")
+            return _unsupported(level, name, r)
+        named.add(name)
+    if FEATURE_NAME not in named:
+        return ErrorCode.INVALID_REGISTRATION, \
+            f"Request features do not contain '{FEATURE_NAME}'"
+    for name, level in sorted(finalized.items()):
+        if level != 0 and name not in named:
+            return _unsupported(level, name, DISABLED)
     return None
 
 
@@ -173,25 +182,27 @@ def _why_unsupported(image: MetadataImage, node_id: int, name: str, level: int,
 
 def _metadata_version_change(image: MetadataImage, level: int,
                              upgrade: UpgradeType) -> tuple[ErrorCode, str] | None:
-    """The extra checks of a metadata.version change (Kafka's ``updateMetadataVersion``)."""
-    if not V.is_known(level):
-        return _invalid_metadata_version(level, "Unknown metadata.version.")
-    if zk_migration_state(image).in_progress:
+    """The extra checks of a metadata.version change (Kafka 4.2.1's
+    ``FeatureControlManager#updateMetadataVersion``): a level 4.x knows (the kit's 3.x
+    emulation also knows 3.3-IV0..IV2), and a downgrade only across levels whose metadata did
+    not change."""
+    if not V.is_known(level) or level < V.MINIMUM_BOOTSTRAP_VERSION:
         return _invalid_metadata_version(
-            level, "Unable to modify metadata.version while a ZK migration is in progress.")
-    if level < V.MINIMUM_BOOTSTRAP_VERSION:
-        return _invalid_metadata_version(
-            level, "Unable to set a metadata.version less than "
-                   f"{V.get(V.MINIMUM_BOOTSTRAP_VERSION).name}")
+            level, f"Valid versions are from {V.MINIMUM_VERSION_4X} to {V.LATEST}.")
     current = metadata_version(image)
     if level < current and metadata_changed_between(level, current):
         if upgrade is UpgradeType.UNSAFE_DOWNGRADE:
-            return _invalid_metadata_version(
-                level, "Unsafe metadata downgrade is not supported in this version.")
-        return _invalid_metadata_version(
-            level, "Refusing to perform the requested downgrade because it might delete "
-                   "metadata information.")
+            return _unsupported_downgrade(
+                current, level, "Unsafe metadata downgrade is not supported in this version.")
+        return _unsupported_downgrade(
+            current, level, "Refusing to perform the requested downgrade because it might "
+                            "delete metadata information.")
     return None
+
+
+def _unsupported_downgrade(current: int, level: int, why: str) -> tuple[ErrorCode, str]:
+    return ErrorCode.INVALID_UPDATE_VERSION, \
+        f"Unsupported metadata.version downgrade from {current} to {level}. {why}"
 
 
 def metadata_changed_between(low: int, high: int) -> bool:
@@ -246,9 +257,16 @@ FAILED_PREFIX = "The update failed for all features since the following feature 
 
 def supported_features_of(config) -> dict[str, VersionRange]:
     """What a node with ``config`` supports (production levels, or testing ones too when
-    ``unstable.feature.versions.enable`` is set), as Kafka's QuorumFeatures/BrokerFeatures."""
+    ``unstable.feature.versions.enable`` is set), as Kafka 4.2.1's
+    ``QuorumFeatures#defaultSupportedFeatureMap`` / ``BrokerFeatures#defaultSupportedFeatures``."""
+    return {name: VersionRange(*r) for name, r in supported_ranges_of(config).items()}
+
+
+def supported_ranges_of(config) -> dict[str, tuple[int, int]]:
+    """:func:`supported_features_of` as plain (min, max) pairs, what a registration carries."""
     unstable = bool(getattr(config, "unstable_feature_versions_enable", False))
-    return {name: VersionRange(*r) for name, r in FV.supported_ranges(unstable=unstable).items()}
+    floor = getattr(config, "supported_metadata_version_min", V.MINIMUM_VERSION_4X)
+    return FV.supported_ranges(unstable=unstable, minimum_metadata_version=floor)
 
 
 def update_features(ctx: ControllerContext, request: M.UpdateFeaturesRequest, *,

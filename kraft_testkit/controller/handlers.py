@@ -28,7 +28,6 @@ COMMANDS = {
     M.DeleteAclsRequest: acls.delete_acls,
     M.AlterUserScramCredentialsRequest: scram.alter_user_scram_credentials,
     M.AllocateProducerIdsRequest: producer_ids.allocate_producer_ids,
-    M.BrokerRegistrationRequest: cluster.register_broker,
     M.BrokerHeartbeatRequest: cluster.process_broker_heartbeat,
     M.UnregisterBrokerRequest: cluster.unregister_broker,
     M.ControllerRegistrationRequest: cluster.register_controller,
@@ -46,6 +45,13 @@ for _type, _command in COMMANDS.items():
     handles(_type)(lambda qc, ctx, req, command=_command: command(ctx, req))
 for _type, _read in READS.items():
     handles(_type)(lambda qc, ctx, req, read=_read: ControllerResult((), read(qc.committed, req)))
+
+
+@handles(M.BrokerRegistrationRequest)
+def _register_broker(qc: QuorumController, ctx: ControllerContext, req) -> ControllerResult:
+    """QuorumController#registerBroker: the Raft log's kraft.version joins the finalized
+    features the registration is checked against."""
+    return cluster.register_broker(ctx, req, kraft_version=qc.raft.history.kraft_version)
 
 
 @handles(M.AlterPartitionRequest)

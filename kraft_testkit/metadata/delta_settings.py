@@ -85,6 +85,8 @@ class SettingsRecords:
     # ------------------------------------------------------------- features
 
     def _feature_level(self, rec: Any) -> None:
+        if rec.name == "kraft.version":
+            return  # lives in the Raft log: 4.x's FeaturesDelta#replay skips such a record
         self._set_feature(rec, rec.name, rec.feature_level)
 
     def _draft_feature_level(self, rec: Any) -> None:

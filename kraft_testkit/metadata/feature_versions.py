@@ -9,16 +9,16 @@ needs (``dependencies``). Three rules come from Kafka and are used by the format
 
 * the default level of a feature at a metadata.version is the highest level whose bootstrap
   metadata.version is at or below it (``Feature.defaultVersion``);
-* a level above 0 needs metadata.version 3.3-IV0 (4) and every dependency at or above its level
-  (``Feature.validateVersion``), else ``FeatureDependencyError`` worded as Kafka words it;
+* a level above 0 needs metadata.version 3.3-IV3 (7, ``MetadataVersion.MINIMUM_VERSION``) and
+  every dependency at or above its level (``Feature.validateVersion``), else
+  ``FeatureDependencyError`` worded as Kafka words it;
 * a node supports levels ``[minimumProduction, latestProduction]``, or up to the latest
   *testing* level when unstable feature versions are enabled (``QuorumFeatures``).
 
 kraft.version is special, as in Kafka: it lives in the Raft log (KRaftVersionRecord), never in
 a FeatureLevelRecord. A quorum is formatted at kraft.version 0 (static voters) or 1
-(``Cluster(kraft_version=1)``, KIP-853 dynamic voters); the gateway advertises [0, 1], and
-UpdateFeatures upgrades 0 -> 1 through the Raft leader (``controller/kraft_version.py``), not
-through these ranges, which keep kraft.version at [0, 0] for the other features' checks.
+(``Cluster(kraft_version=1)``, KIP-853 dynamic voters); every node announces [0, 1] for it, and
+UpdateFeatures upgrades 0 -> 1 through the Raft leader (``controller/kraft_version.py``).
 """
 
 from __future__ import annotations
@@ -100,9 +100,10 @@ FEATURES: dict[str, Feature] = {f.name: f for f in (
     # KIP-966 eligible leader replicas: on by default from 4.1-IV0, needs the 4.0-IV1 records
     Feature(ELR_VERSION, (FeatureLevel(0, V.MINIMUM_KRAFT_VERSION),
                           FeatureLevel(1, V.IBP_4_1_IV0, {_MV: V.IBP_4_0_IV1})), 1),
-    # KIP-932 share groups: production-ready in 4.2
+    # KIP-932 share groups: production-ready in 4.2; 4.2.1's ShareVersion.SV_1 has no
+    # dependency (4.1's preview needed 4.1-IV1)
     Feature(SHARE_VERSION, (FeatureLevel(0, V.MINIMUM_VERSION_4X),
-                            FeatureLevel(1, V.IBP_4_2_IV0, {_MV: V.IBP_4_1_IV1})), 1),
+                            FeatureLevel(1, V.IBP_4_2_IV0)), 1),
     # KIP-1071 streams groups: production-ready in 4.2
     Feature(STREAMS_VERSION, (FeatureLevel(0, V.MINIMUM_VERSION_4X),
                               FeatureLevel(1, V.IBP_4_2_IV1)), 1),
@@ -116,10 +117,10 @@ def validate_level(name: str, level: int, levels: Mapping[str, int]) -> None:
     """Kafka's ``Feature.validateVersion``: ``name`` at ``level`` given the (proposed) levels of
     every feature, metadata.version included; raises FeatureDependencyError."""
     mv = levels.get(_MV)
-    if level >= 1 and (mv is None or mv < V.IBP_3_3_IV0):
+    if level >= 1 and (mv is None or mv < V.MINIMUM_VERSION_4X):
         raise FeatureDependencyError(
             f"{name} could not be set to {level} because it depends on metadata.version="
-            f"{V.IBP_3_3_IV0} ({V.get(V.IBP_3_3_IV0).name})")
+            f"{V.MINIMUM_VERSION_4X} ({V.get(V.MINIMUM_VERSION_4X).name})")
     feature = FEATURES.get(name)
     fl = feature.level(level) if feature is not None else None
     for dependency, needed in sorted((fl.dependencies if fl else {}).items()):
@@ -139,15 +140,26 @@ def default_levels(metadata_version: int, *, kraft_version: int = 0) -> dict[str
     return out
 
 
-def supported_ranges(*, unstable: bool = False) -> dict[str, tuple[int, int]]:
-    """What a 4.2 node built by the kit supports, metadata.version included (Kafka's
-    ``QuorumFeatures.defaultSupportedFeatureMap``; features whose top level is 0 are left out,
-    and kraft.version is [0, 0]: static quorum)."""
-    out = {_MV: (V.MINIMUM_KRAFT_VERSION, V.LATEST if unstable else V.LATEST_PRODUCTION)}
+def supported_ranges(*, unstable: bool = False,
+                     minimum_metadata_version: int = V.MINIMUM_VERSION_4X
+                     ) -> dict[str, tuple[int, int]]:
+    """What a 4.2 node supports, metadata.version included (Kafka 4.2.1's
+    ``QuorumFeatures#defaultSupportedFeatureMap`` and ``BrokerFeatures#defaultSupportedFeatures``:
+    metadata.version [3.3-IV3 (7), 4.2-IV1 (29)], every feature
+    [minimumProduction, latestProduction], latestTesting with unstable feature versions;
+    features whose top level is 0 are left out). ``minimum_metadata_version`` lowers the
+    metadata.version floor for the kit's 3.x emulation (clusters formatted below 3.3-IV3,
+    which 4.x cannot run)."""
+    out = {_MV: (minimum_metadata_version, V.LATEST if unstable else V.LATEST_PRODUCTION)}
     for name, feature in sorted(FEATURES.items()):
         low, high = feature.supported_range(unstable=unstable)
-        if name == KRAFT_VERSION:
-            high = 0
         if high > 0:
             out[name] = (low, high)
     return out
+
+
+def node_minimum_metadata_version(cluster_metadata_version: int) -> int:
+    """The metadata.version floor the kit's nodes announce in a cluster formatted at
+    ``cluster_metadata_version``: 4.x's 3.3-IV3, or 3.0-IV1 (3.x software) below it."""
+    return V.MINIMUM_VERSION_4X if cluster_metadata_version >= V.MINIMUM_VERSION_4X \
+        else V.MINIMUM_KRAFT_VERSION

@@ -69,7 +69,7 @@ VERSIONS: tuple[MetadataVersion, ...] = (
     MetadataVersion(27, "4.1-IV1", False),  # replica fetcher Fetch v18
     MetadataVersion(28, "4.2-IV0", False),  # share groups on by default (KIP-932)
     MetadataVersion(29, "4.2-IV1", False),  # streams groups on by default (KIP-1071)
-    MetadataVersion(30, "4.3-IV0", True),   # non-production in 4.2 (cordoned log dirs, KIP-1066)
+    MetadataVersion(30, "4.3-IV0", False),  # 4.2.1: a non-production placeholder, no change
 )
 
 MINIMUM_KRAFT_VERSION = 1       # 3.0-IV1

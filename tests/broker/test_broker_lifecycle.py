@@ -34,10 +34,12 @@ def test_start_registers_with_the_active_controller():
     assert body.incarnation_id == h.broker.incarnation_id
     assert [(x.name, x.host, x.port, x.security_protocol) for x in body.listeners] == \
         [("INTERNAL", "b4", 9093, 0)]
-    # Kafka 4.2's features at their production levels (kraft.version: static quorum, left out)
+    # Kafka 4.2.1's BrokerFeatures#defaultSupportedFeatures: metadata.version [3.3-IV3, 4.2-IV1],
+    # every production feature [minimumProduction, latestProduction], kraft.version [0, 1]
     assert [(f.name, f.min_supported_version, f.max_supported_version)
             for f in body.features] == [("eligible.leader.replicas.version", 0, 1),
-                                        ("group.version", 0, 1), ("metadata.version", 1, 29),
+                                        ("group.version", 0, 1), ("kraft.version", 0, 1),
+                                        ("metadata.version", 7, 29),
                                         ("share.version", 0, 1), ("streams.version", 0, 1),
                                         ("transaction.version", 0, 2)]
     assert body.rack == "r1" and body.is_migrating_zk_broker is False

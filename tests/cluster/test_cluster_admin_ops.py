@@ -206,7 +206,7 @@ def test_metadata_version_upgrade(seed):
     c.run_until(brokers_caught_up, 5_000)
     assert all(c.broker(b).image.features.metadata_version == 19 for b in c.broker_ids)
     # 4.3-IV0 is not production-ready in Kafka 4.2: no node supports it
-    with pytest.raises(KafkaApiError, match=r"INVALID_UPDATE_VERSION.*supports versions 1-29"):
+    with pytest.raises(KafkaApiError, match=r"INVALID_UPDATE_VERSION.*supports versions 7-29"):
         c.update_feature("metadata.version", 30)
     with pytest.raises(KafkaApiError, match="INVALID_UPDATE_VERSION.*downgrade"):
         c.update_feature("metadata.version", 18)  # a downgrade needs a downgrade type

@@ -83,10 +83,10 @@ def test_same_contents_where_deterministic(seed, tmp_path):
             unfence = [u for u in log if u.type == "BrokerRegistrationChangeRecord"
                        and u.msg.broker_id == r.msg.broker_id]
             assert [(u.msg.broker_epoch, u.msg.fenced) for u in unfence] == [(r.offset, -1)]
-            # Kafka 3.7 brokers name only metadata.version; the kit's 4.2 brokers name every
-            # 4.2 feature too
+            # Kafka 3.7 brokers name only metadata.version from 3.0-IV1; 4.2's name every 4.2
+            # feature, metadata.version from 3.3-IV3 (BrokerFeatures#defaultSupportedFeatures)
             mv = [f for f in r.msg.features if f.name == "metadata.version"]
-            assert len(mv) == 1 and mv[0].min_supported_version == 1
+            assert len(mv) == 1 and mv[0].min_supported_version == (1 if log is kafka else 7)
 
 
 @pytest.mark.parametrize("seed", range(2))
@@ -100,7 +100,8 @@ def test_controller_registers_like_kafka(seed, tmp_path):
         assert [r.msg.controller_id for r in reg] == [1000]
         assert reg[0].offset == offset
         mv = [f for f in reg[0].msg.features if f.name == "metadata.version"]
-        assert [(f.name, f.min_supported_version) for f in mv] == [("metadata.version", 1)]
+        floor = 1 if log is kafka else 7   # 3.7's controllers vs 4.2's QuorumFeatures
+        assert [(f.name, f.min_supported_version) for f in mv] == [("metadata.version", floor)]
         assert mv[0].max_supported_version >= 18
         assert reg[0].msg.zk_migration_ready is False
         assert len(reg[0].msg.end_points) == 1

@@ -34,7 +34,7 @@ def test_non_production_levels_need_unstable_feature_versions():
 
 def test_upgrading_to_a_non_production_level():
     c = Cluster(1, 1, seed=4)
-    with pytest.raises(KafkaApiError, match="only supports versions 1-29"):
+    with pytest.raises(KafkaApiError, match="only supports versions 7-29"):
         c.update_feature("metadata.version", 30)
     c = Cluster(1, 1, seed=4, configs=UNSTABLE)
     c.update_feature("metadata.version", 30)

@@ -95,18 +95,34 @@ def test_bootstrap_with_other_features_and_names():
 @pytest.mark.parametrize("mv, features, why", [
     (29, {"zeta.version": 1}, "Unsupported feature: zeta.version"),
     (29, {"group.version": 2}, "No feature:group.version with feature level 2"),
-    # ELR needs the 4.0-IV1 records; share groups need 4.1-IV1 (Feature.validateVersion)
+    # ELR needs the 4.0-IV1 records (Feature.validateVersion)
     (22, {"eligible.leader.replicas.version": 1},
      "eligible.leader.replicas.version could not be set to 1 because it depends on "
      "metadata.version level 23"),
-    (26, {"share.version": 1},
-     "share.version could not be set to 1 because it depends on metadata.version level 27"),
     (30, None, "not production-ready"),
     (29, {"kraft.version": 1}, "static"),
 ])
 def test_bootstrap_refuses_what_kafka_format_refuses(mv, features, why):
     with pytest.raises(BootstrapError, match=why):
         bootstrap_records(mv, features)
+
+
+@pytest.mark.parametrize("mv", [7, 25, 26])
+def test_share_version_1_has_no_dependency(mv):
+    """Kafka 4.2.1's ShareVersion.SV_1 depends on nothing: `format --feature share.version=1`
+    works at any 4.x-bootable metadata.version (4.1's preview needed 4.1-IV1)."""
+    records = bootstrap_records(mv, {"share.version": 1})
+    levels = {r.message.name: r.message.feature_level for r in records
+              if isinstance(r.message, M.FeatureLevelRecord)}
+    assert levels["share.version"] == 1 and levels["metadata.version"] == mv
+
+
+@pytest.mark.parametrize("mv", [4, 6])
+def test_a_feature_above_0_needs_the_minimum_4x_metadata_version(mv):
+    """Feature.validateVersion: level >= 1 needs MetadataVersion.MINIMUM_VERSION (3.3-IV3)."""
+    with pytest.raises(BootstrapError, match=r"share.version could not be set to 1 because it "
+                                             r"depends on metadata.version=7 \(3.3-IV3\)"):
+        bootstrap_records(mv, {"share.version": 1})
 
 
 def test_unstable_feature_versions_allow_4_3_iv0():

@@ -195,16 +195,13 @@ def test_broker_that_cannot_run_the_finalized_metadata_version_is_refused():
     assert response.error_code == ErrorCode.UNSUPPORTED_VERSION
 
 
-def test_broker_naming_no_metadata_version_runs_3_0_iv1_only():
-    h = Harness(18)
-    assert _register(h, registration(1, mv_range=None)).error_code == \
-        ErrorCode.UNSUPPORTED_VERSION
-    old = Harness(None)   # a log without metadata.version: 3.0-IV1
-    assert _register(old, registration(1, mv_range=None, log_dirs=())).error_code == 0
-    (rec,) = old.last_records
-    assert rec.version == 0
-    assert [(f.name, f.min_supported_version, f.max_supported_version)
-            for f in rec.message.features] == [("metadata.version", 1, 1)]
+def test_broker_naming_no_metadata_version_is_an_invalid_registration():
+    """Kafka 4.x's ClusterControlManager#registerBroker (KAFKA-18601): a request without a
+    metadata.version range is INVALID_REGISTRATION, whatever the log's level."""
+    for h in (Harness(18), Harness(None)):
+        assert _register(h, registration(1, mv_range=None)).error_code == \
+            ErrorCode.INVALID_REGISTRATION
+        assert h.last_records == []
 
 
 def test_every_finalized_feature_must_be_supported():
