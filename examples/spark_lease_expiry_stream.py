@@ -23,7 +23,7 @@ def lease_alerts(log):
                     F.col("timestamp").alias("at"), "offset"))
 
 
-def run(spark, seed: int = 7, timeout_s: float = 60.0) -> list:
+def run(spark, seed: int = 7, timeout_s: float = 180.0) -> list:
     """Isolate broker 1, warp 12 s of virtual time, return the alert rows the stream raised."""
     cluster = Cluster(controllers=3, brokers=3, seed=seed)
     alerts: list = []

@@ -9,7 +9,8 @@ import urllib.request
 from .errors import EndpointError
 
 TOKEN_HEADER = "X-Kraft-Token"
-TIMEOUT_S = 10
+TIMEOUT_S = 30
+ATTEMPTS = 3
 
 
 class Endpoint:
@@ -21,6 +22,18 @@ class Endpoint:
         self.token = token
 
     def _get(self, path: str) -> bytes:
+        """GET ``path``; a timeout or a reset connection (a loaded machine: the endpoint's thread
+        shares the test process) is retried a few times, as Spark's own sources retry a fetch."""
+        for attempt in range(ATTEMPTS):
+            try:
+                return self._get_once(path)
+            except (TimeoutError, ConnectionResetError):
+                if attempt == ATTEMPTS - 1:
+                    raise EndpointError(f"kraft-metadata: {self.url}{path}: no answer in "
+                                        f"{ATTEMPTS} tries of {TIMEOUT_S} s each") from None
+        raise AssertionError("unreachable")
+
+    def _get_once(self, path: str) -> bytes:
         request = urllib.request.Request(self.url + path, headers={TOKEN_HEADER: self.token})
         try:
             with urllib.request.urlopen(request, timeout=TIMEOUT_S) as answer:
@@ -34,6 +47,8 @@ class Endpoint:
                                 f"{detail}") from None
         except (urllib.error.URLError, OSError) as e:
             reason = getattr(e, "reason", e)
+            if isinstance(reason, (TimeoutError, ConnectionResetError)):
+                raise reason from None  # transient: _get tries again
             raise EndpointError(f"kraft-metadata: no answer from {self.url} ({reason}): the "
                                 f"serve() endpoint was closed or its cluster stopped") from None
 
