@@ -11,6 +11,7 @@ from kraft_testkit.raft import errors as E
 from kraft_testkit.raft import rpc
 
 from kraft_testkit.raft.replica_state import (
+    _NO_DIR,
     UNATTACHED,
     VOTED,
     CANDIDATE,
@@ -36,39 +37,45 @@ class ElectionRpcs:
                 not pre_vote and p.last_offset_epoch == cepoch:
             error = E.INVALID_REQUEST
         else:
-            error = self._voter_only_error(cand, cepoch, p.candidate_directory_id,
-                                           p.voter_directory_id)
+            error = self._voter_only_error(cand, cepoch)
         granted = False
         if error == E.NONE:
             if cepoch > self.epoch:
                 self._to_unattached(cepoch, now)
-            if pre_vote:
-                granted = self._grants_pre_vote(p)
-            elif self.role == PROSPECTIVE and cepoch == self.epoch and self.leader_id is None:
-                granted = self.voted_id == cand if self.voted_id is not None else \
-                    self._log_up_to_date(p)
-                if granted and self.voted_id is None:
-                    self._to_voted(cand, now)
-            elif self.role == UNATTACHED:
-                granted = (p.last_offset_epoch, p.last_offset) >= (self.log.last_epoch,
-                                                                   self.log.end_offset)
-                if granted:
+            if not self._valid_voter_key(req.voter_id, p.voter_directory_id):
+                error = E.INVALID_VOTER_KEY  # meant for another replica
+            else:
+                granted = self._can_grant_vote(cand, p.candidate_directory_id,
+                                               self._log_up_to_date(p), pre_vote)
+                if granted and not pre_vote and self.voted_id is None and \
+                        self.role in (UNATTACHED, PROSPECTIVE):
                     self._to_voted(cand, now)  # persisted (and synced) before the answer leaves
-            elif self.role == VOTED:
-                granted = self.voted_id == cand
         self._respond(src, cid, rpc.vote_response(error, self.epoch, self._leader_or_nil(), granted))
 
     def _log_up_to_date(self, p: Any) -> bool:
         return (p.last_offset_epoch, p.last_offset) >= (self.log.last_epoch, self.log.end_offset)
 
-    def _grants_pre_vote(self, p: Any) -> bool:
-        """KIP-996: grant when the log is up to date, unless this replica leads, has resigned,
-        or follows a leader it has fetched from in this epoch (the leader is alive)."""
-        if self.role in (LEADER, RESIGNED):
+    def _can_grant_vote(self, cand: int, cand_dir: Any, up_to_date: bool, pre_vote: bool) -> bool:
+        """Kafka 4.2's EpochState#canGrantVote, by role. A pre-vote promises nothing, so anyone
+        but the leader grants one to an up-to-date log, except a follower that has fetched
+        from its leader in this epoch (the leader is alive); a resigned leader grants one too
+        (ResignedState). A real vote: only once per epoch, never while a leader is known or by
+        a candidate, leader or resigned replica."""
+        if self.role == LEADER:
             return False
-        if self.role == FOLLOWER and self._fetched_from_leader:
+        if self.role in (RESIGNED, CANDIDATE):
+            return pre_vote and up_to_date
+        if self.role == FOLLOWER:
+            return pre_vote and not self._fetched_from_leader and up_to_date
+        if pre_vote:  # unattached (voted or not) and prospective
+            return up_to_date
+        if self.voted_id is not None:
+            return self.voted_id == cand and (
+                not self.dynamic or self.voters.get(cand, cand_dir) in (cand_dir, _NO_DIR)
+                or cand_dir == _NO_DIR)
+        if self.leader_id is not None:
             return False
-        return self._log_up_to_date(p)
+        return up_to_date
 
     def _on_begin_epoch_request(self, src: int, cid: int, req: Any, now: int) -> None:
         if not self._cluster_ok(req.cluster_id):
@@ -77,9 +84,11 @@ class ElectionRpcs:
         p = rpc.vote_partition(req)
         if p is None:
             return self._respond(src, cid, M.BeginQuorumEpochResponse(error_code=E.INVALID_REQUEST))
-        error = self._voter_only_error(p.leader_id, p.leader_epoch, my_dir=p.voter_directory_id)
+        error = self._voter_only_error(p.leader_id, p.leader_epoch)
         if error == E.NONE:
             self._maybe_transition(p.leader_id, p.leader_epoch, now)
+            if not self._valid_voter_key(req.voter_id, p.voter_directory_id):
+                error = E.INVALID_VOTER_KEY  # Kafka checks the key after following the leader
         self._respond(src, cid, rpc.begin_epoch_response(error, self.epoch, self._leader_or_nil()))
 
     def _on_end_epoch_request(self, src: int, cid: int, req: Any, now: int) -> None:
@@ -94,7 +103,7 @@ class ElectionRpcs:
             self._maybe_transition(p.leader_id, p.leader_epoch, now)
             if self.role == FOLLOWER and self.leader_id == p.leader_id:
                 backoff = self._successor_backoff(rpc.preferred_successors(p))
-                self._deadline = min(self._deadline, now + backoff)
+                self._deadline = now + backoff  # Kafka's overrideFetchTimeout: not a minimum
         self._respond(src, cid, rpc.end_epoch_response(error, self.epoch, self._leader_or_nil()))
 
     def _on_vote_response(self, src: int, _: None, resp: Any, now: int) -> bool:
@@ -127,8 +136,8 @@ class ElectionRpcs:
             return True
         if p.error_code == E.NONE or not_voter:
             self._rejected.add(src)
-            lost = len(self._rejected) > len(self.voters) - self.majority
-            if lost and self._backoff_until is None:
+            # Kafka 4.1+ waits out the election timeout; 3.x (pre-vote off) backs off
+            if not self.config.pre_vote and self._outvoted() and self._backoff_until is None:
                 self._backoff_until = now + self._election_backoff()
             return True
         return False

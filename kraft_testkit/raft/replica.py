@@ -202,12 +202,14 @@ class RaftReplica(ElectionRpcs, Replication, VoterSetState):
         self._sync = True
         self._clean_at = now_ms + self.config.log_clean_interval_ms
         s = self._stored
+        # Kafka's QuorumState#initialize, then KafkaRaftClient#initialize
         if self.log.last_epoch > s.epoch:
             # its election state is older than its log (a lost quorum-state): it may have led
             # or voted in that epoch and cannot know; Kafka starts it unattached there
             self._forgotten_epoch = self.log.last_epoch
             self._to_unattached(self.log.last_epoch, now_ms)
         elif not self.is_voter:
+            self.voted_id = s.voted_id if s.voted_id >= 0 else None  # kept in its epoch
             if s.leader_id >= 0 and s.leader_id != self.id:
                 self._to_follower(s.epoch, s.leader_id, now_ms)
             else:
@@ -216,13 +218,12 @@ class RaftReplica(ElectionRpcs, Replication, VoterSetState):
             self._to_resigned([], now_ms)
         elif s.voted_id == self.id:
             self._start_candidacy(now_ms, new_epoch=False)
-        elif s.voted_id >= 0:
-            self.role, self.voted_id = VOTED, s.voted_id
-            self._deadline = now_ms + self._election_timeout()
-        elif s.leader_id >= 0:
-            self._to_follower(s.epoch, s.leader_id, now_ms)
         else:
-            self._to_unattached(s.epoch, now_ms, persist=False)
+            self.voted_id = s.voted_id if s.voted_id >= 0 else None  # kept in its epoch
+            if s.leader_id >= 0:
+                self._to_follower(s.epoch, s.leader_id, now_ms)
+            else:
+                self._to_unattached(s.epoch, now_ms, persist=False)
         if self.is_voter and self.majority == 1 and self.role not in (LEADER, CANDIDATE):
             self._start_candidacy(now_ms)
         return self.poll(now_ms)
@@ -421,25 +422,43 @@ class RaftReplica(ElectionRpcs, Replication, VoterSetState):
                                    0, may_park=False)
 
     def _to_unattached(self, epoch: int, now: int, persist: bool = True) -> None:
-        # A voter that was not following anyone keeps the rest of its election timeout (as
-        # Kafka's QuorumState does): otherwise candidates with stale logs, standing again and
-        # again, would keep resetting the timer of the one voter that could win.
-        keep = self.role in (UNATTACHED, VOTED, CANDIDATE) and self._deadline < NEVER
-        self._set(UNATTACHED, epoch, None, None, persist)
-        if not keep:
+        """Kafka's QuorumState#transitionToUnattached: the vote survives only within the epoch
+        (a prospective falling back), and a voter keeps what is left of the election timeout it
+        was already running (candidate, unattached, resigned, a prospective not yet outvoted),
+        so candidates with stale logs standing again and again cannot keep resetting the timer
+        of the one voter that could win; anything else draws a fresh timeout. An observer has
+        none."""
+        keep = self._deadline < NEVER and (
+            self.role in (UNATTACHED, VOTED, CANDIDATE, RESIGNED)
+            or self.role == PROSPECTIVE and not self._outvoted())
+        voted = self.voted_id if epoch == self.epoch else None
+        self._set(VOTED if voted is not None else UNATTACHED, epoch, None, voted, persist)
+        if not self.is_voter:
+            self._deadline = NEVER
+        elif not keep:
             self._deadline = now + self._election_timeout()
 
     def _to_voted(self, candidate: int, now: int) -> None:
-        self._set(VOTED, self.epoch, None, candidate)
+        """Granting a vote (Kafka's unattachedAddVotedState / prospectiveAddVotedState): the vote
+        is persisted, the election timeout drawn again; a prospective stays one, its pre-vote
+        round begun afresh."""
+        if self.role == PROSPECTIVE:
+            self.voted_id = candidate
+            self._persist()
+            self._granted, self._rejected = {self.id}, set()
+        else:
+            self._set(VOTED, self.epoch, None, candidate)
         self._deadline = now + self._election_timeout()
 
     def _to_follower(self, epoch: int, leader: int, now: int) -> None:
-        self._set(FOLLOWER, epoch, leader, None)
+        voted = self.voted_id if epoch == self.epoch else None  # Kafka's FollowerState keeps it
+        self._set(FOLLOWER, epoch, leader, voted)
         self._fetched_from_leader = False
         self._deadline = now + self.config.fetch_timeout_ms
 
     def _stand(self, now: int) -> None:
-        """An election or fetch timeout ran out: pre-vote first (KIP-996) when it can matter."""
+        """An election or fetch timeout ran out: Kafka 4.x always asks first (KIP-996); with
+        pre-vote off (Kafka 3.x elections) the voter stands at once."""
         if self.config.pre_vote and self.majority > 1:
             self._to_prospective(now)
         else:
@@ -453,16 +472,20 @@ class RaftReplica(ElectionRpcs, Replication, VoterSetState):
         self._deadline = now + self._election_timeout()
         self.elections["pre_vote_rounds"] += 1
 
+    def _outvoted(self) -> bool:
+        """Kafka's EpochElection#isVoteRejected: too many refusals to win this round."""
+        return len(self._rejected) > len(self.voters) - self.majority
+
     def _lose_pre_vote(self, now: int) -> None:
-        """Back to what the prospective was: the leader it followed, its vote, or unattached."""
+        """Kafka's prospectiveTransitionAfterElectionLoss: back to the leader it followed, else
+        unattached in the same epoch with its vote (QuorumState keeps the rest of the election
+        timeout unless the voters refused: then a fresh one)."""
         self.elections["pre_votes_lost"] += 1
-        leader, voted = self.leader_id, self.voted_id
+        leader = self.leader_id
         if leader is not None and leader != self.id:
             self._to_follower(self.epoch, leader, now)
             return
-        self._set(VOTED if voted is not None else UNATTACHED, self.epoch, None, voted,
-                  persist=False)
-        self._deadline = now + self._election_timeout()
+        self._to_unattached(self.epoch, now)
 
     def _start_candidacy(self, now: int, new_epoch: bool = True) -> None:
         self.elections["candidacies"] += 1
@@ -593,7 +616,7 @@ class RaftReplica(ElectionRpcs, Replication, VoterSetState):
         else:
             lead.wake_parked = False
         if self.majority > 1 and now >= lead.check_deadline:
-            self._to_resigned([], now)  # check-quorum: a majority stopped fetching
+            self.resign(now)  # check-quorum: a majority stopped fetching
             return now
         wake = lead.drain_at
         if self.majority > 1 and lead.check_deadline < wake:
@@ -609,16 +632,23 @@ class RaftReplica(ElectionRpcs, Replication, VoterSetState):
         return wake
 
     def _poll_candidate(self, now: int) -> int:
+        """Kafka 4.1+ (pollCandidate): a candidate asks until it wins, is outvoted or its
+        election timeout runs out, then goes back to prospective, which must win a pre-vote
+        before the epoch moves again. With pre-vote off (Kafka 3.x) a lost or timed-out
+        election backs off exponentially and stands again."""
         if self._backoff_until is not None:
             if now >= self._backoff_until:
                 self._stand(now)
                 return now
             return self._backoff_until
         if now >= self._deadline:
-            self._backoff_until = now + self._election_backoff()
+            if self.config.pre_vote:
+                self._to_prospective(now)
+            else:
+                self._backoff_until = now + self._election_backoff()
             return now
         wake = self._deadline
-        if len(self._rejected) <= len(self.voters) - self.majority:  # can still win
+        if not self._outvoted():  # can still win
             for v in self.voters:
                 if v not in self._granted and v not in self._rejected:
                     at = self._send(v, self._vote_request, now)
@@ -626,8 +656,7 @@ class RaftReplica(ElectionRpcs, Replication, VoterSetState):
         return wake
 
     def _poll_prospective(self, now: int) -> int:
-        lost = len(self._rejected) > len(self.voters) - self.majority
-        if lost or now >= self._deadline:
+        if self._outvoted() or now >= self._deadline:
             self._lose_pre_vote(now)
             return now
         wake = self._deadline
@@ -654,18 +683,24 @@ class RaftReplica(ElectionRpcs, Replication, VoterSetState):
         return wake
 
     def _poll_unattached(self, now: int) -> int:
+        """Kafka's pollUnattached: voter or observer, it asks the bootstrap servers (the voters)
+        for the leader; a voter stands when its election timeout runs out."""
         if self.is_voter:
             if now >= self._deadline:
                 self._stand(now)
                 return now
-            return self._deadline
+            return min(self._deadline, self._send_any_voter(self._fetch_request, now))
         return self._send_any_voter(self._fetch_request, now)
 
     def _poll_resigned(self, now: int) -> int:
-        if now >= self._deadline:  # it led this epoch: no one else will, so no pre-vote
-            if self.is_voter:
+        """Kafka's pollResigned: EndQuorumEpoch to the voters that have not acknowledged it,
+        for one election timeout; then unattached in the next epoch (so no one takes it for
+        the leader, nor it itself), with that timeout spent: a voter goes on to ask for
+        pre-votes at once, like anyone. With pre-vote off (Kafka 3.x) it stands directly."""
+        if now >= self._deadline:
+            if self.is_voter and not self.config.pre_vote:
                 self._start_candidacy(now)
-            else:  # removed from the voters: a new epoch, so no one takes it for the leader
+            else:
                 self._to_unattached(self.epoch + 1, now)
             return now
         wake = self._deadline
@@ -675,18 +710,23 @@ class RaftReplica(ElectionRpcs, Replication, VoterSetState):
         return wake
 
     def _election_backoff(self) -> int:
-        """Kafka's binary exponential backoff after a lost or timed-out election."""
+        """Kafka 3.x's binary exponential backoff after a lost or timed-out election (only with
+        pre-vote off; Kafka 4.1+ has none)."""
         retries = max(self._retries, 1)
         ms = _ELECTION_BACKOFF_BASE_MS * self._rng.randrange(2 << min(20, retries - 1))
         return min(ms, self.config.election_backoff_max_ms)
 
     def _successor_backoff(self, successors: list[int]) -> int:
-        """How long a follower waits before standing, by its rank among preferred successors."""
-        position = successors.index(self.id) if self.id in successors else -1
-        if position <= 0:
+        """Kafka's endEpochElectionBackoff: how long a follower told of a resignation waits
+        before it stands, by its rank among the preferred successors (the first at once; one
+        not named waits ``controller.quorum.election.backoff.max.ms``)."""
+        position = successors.index(self.id) if self.id in successors else len(successors)
+        backoff_max = self.config.election_backoff_max_ms
+        if position == 0:
             return 0
-        base = self.config.election_backoff_max_ms >> (len(successors) - 1)
-        return min(self.config.election_backoff_max_ms, base << (position - 1))
+        if position >= len(successors):
+            return backoff_max
+        return min(backoff_max, (backoff_max >> (len(successors) - 1)) << (position - 1))
 
     # ================================================================== log and commit
 
@@ -766,23 +806,25 @@ class RaftReplica(ElectionRpcs, Replication, VoterSetState):
     def _cluster_ok(self, cluster_id: str | None) -> bool:
         return cluster_id is None or cluster_id == self.cluster_id
 
-    def _voter_only_error(self, remote: int, epoch: int, remote_dir: Uuid = _NO_DIR,
-                          my_dir: Uuid = _NO_DIR) -> int:
+    def _voter_only_error(self, remote: int, epoch: int) -> int:
+        """Kafka's validateVoterOnlyRequest: the epoch and the sender's id only. Membership is
+        not checked (voter sets differ while a change replicates; a nominee counts only its
+        own voters' grants), with one exception of the kit's: a replica whose disk was wiped
+        under a static voter set refuses (it forgot the votes it cast before the wipe)."""
         if epoch < self.epoch:
             return E.FENCED_LEADER_EPOCH
         if remote < 0:
             return E.INVALID_REQUEST
-        if self.dynamic:
-            # Kafka 4.x (KIP-853): voter sets differ while a change replicates, so membership is
-            # not checked here (a candidate counts only its own voters' grants); the request
-            # must name this replica's directory id
-            return E.INVALID_VOTER_KEY if my_dir != _NO_DIR and my_dir != self.dir else E.NONE
-        expected = self.voters.get(remote)
-        if not self.is_voter or expected is None:
-            return E.INCONSISTENT_VOTER_SET
-        if remote_dir != _NO_DIR and remote_dir != expected or my_dir != _NO_DIR and my_dir != self.dir:
+        if not self.dynamic and self.wiped and self.id in self.voters and not self.is_voter:
             return E.INCONSISTENT_VOTER_SET
         return E.NONE
+
+    def _valid_voter_key(self, voter_id: int, voter_dir: Uuid) -> bool:
+        """Kafka's isValidVoterKey: a Vote or BeginQuorumEpoch naming a voter must name this
+        replica (its id, and its directory id when one is given)."""
+        if voter_id < 0:
+            return True
+        return voter_id == self.id and voter_dir in (_NO_DIR, self.dir)
 
     def _leader_only_error(self, epoch: int) -> int:
         if epoch < self.epoch:

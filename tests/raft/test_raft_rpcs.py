@@ -90,12 +90,20 @@ def test_vote_top_level_errors(body, code):
 @pytest.mark.parametrize("kwargs,code", [
     ({"epoch": 1, "last_epoch": 1}, E.INVALID_REQUEST),  # must be below the candidate's epoch
     ({"epoch": 1, "last_offset": -1}, E.INVALID_REQUEST),
-    ({"epoch": 1, "candidate": 7}, E.INCONSISTENT_VOTER_SET),  # not a voter
 ])
 def test_vote_partition_errors(kwargs, code):
     h = Harness()
     p = part(h.request(kwargs.get("candidate", 2), vote(**kwargs)))
     assert (p.error_code, p.vote_granted) == (code, False)
+
+
+def test_a_vote_from_a_non_voter_is_not_refused_for_membership():
+    # Kafka 4.x validateVoterOnlyRequest checks no membership (KafkaRaftClientTest
+    # #testHandleVoteRequestAsObserver): the candidate counts only its own voters' grants
+    h = Harness()
+    p = part(h.request(7, vote(epoch=1, candidate=7)))
+    assert (p.error_code, p.vote_granted) == (E.NONE, True)
+    assert (h.r.role, h.r.epoch, h.r.voted_id) == ("voted", 1, 7)
 
 
 def test_vote_from_a_stale_epoch_is_fenced():
@@ -108,7 +116,8 @@ def test_vote_from_a_stale_epoch_is_fenced():
 def test_vote_naming_another_directory_is_refused():
     h = Harness()
     body = rpc.vote_request(CLUSTER, 1, 2, DIRS[2], 1, DIRS[9], 0, 0)  # not our directory id
-    assert part(h.request(2, body)).error_code == E.INCONSISTENT_VOTER_SET
+    p = part(h.request(2, body))
+    assert (p.error_code, p.leader_epoch, p.vote_granted) == (E.INVALID_VOTER_KEY, 1, False)
 
 
 def test_lost_election_backs_off_then_stands_again_in_a_new_epoch():
@@ -139,9 +148,9 @@ def test_begin_quorum_epoch_makes_a_follower_and_errors():
     assert h.request(2, good.replace(topics=())).error_code == E.INVALID_REQUEST
     stale = rpc.begin_epoch_request(CLUSTER, 2, 3, 1, DIRS[1])
     assert part(h.request(3, stale)).error_code == E.FENCED_LEADER_EPOCH
-    other = rpc.begin_epoch_request(CLUSTER, 4, 8, 1, DIRS[1])
-    assert part(h.request(8, other)).error_code == E.INCONSISTENT_VOTER_SET
-    assert h.r.leader_id == 2 and not h.r.anomalies
+    other = rpc.begin_epoch_request(CLUSTER, 4, 8, 1, DIRS[1])  # a leader outside our voters
+    assert part(h.request(8, other)).error_code == E.NONE  # Kafka 4.x checks no membership
+    assert (h.r.leader_id, h.r.epoch) == (8, 4) and not h.r.anomalies
 
 
 def test_end_quorum_epoch_lets_the_first_successor_stand_at_once():
@@ -297,11 +306,14 @@ def test_observer_finds_the_leader_through_any_voter():
     assert dst in (1, 2, 3)
     h.reply(dst, M.FetchRequest, rpc.fetch_response(E.FENCED_LEADER_EPOCH, 4, 2))
     assert (h.r.role, h.r.leader_id, h.r.epoch) == ("follower", 2, 4)
-    # observers never stand, and refuse votes
+    # observers never stand; asked for a vote they answer as Kafka 4.x does
+    # (KafkaRaftClientTest#testHandleVoteRequestAsObserver): granted to an up-to-date log
     h.tick(h.now + 100_000)
     assert h.r.role == "follower"
+    p = part(h.request(1, vote(epoch=9, candidate=1, voter=5)))
+    assert (p.error_code, p.vote_granted) == (E.NONE, True)
     assert part(h.request(1, vote(epoch=9, candidate=1, voter=1))).error_code == \
-        E.INCONSISTENT_VOTER_SET
+        E.INVALID_VOTER_KEY  # meant for another replica
 
 
 # ------------------------------------------------------------------ FetchSnapshot, DescribeQuorum
