@@ -56,6 +56,12 @@ class NotLeader(RaftError):
         super().__init__(f"NOT_LEADER_OR_FOLLOWER: node {node_id} is not the leader in epoch {epoch} ({known})")
 
 
+class InvalidResign(RaftError, ValueError):
+    """``resign(epoch)`` named an epoch this replica cannot resign from (Kafka's
+    ``KafkaRaftClient#resign`` throws IllegalArgumentException): a negative or future epoch,
+    or the current one while another replica leads it."""
+
+
 class LogError(RaftError):
     """Files on a replica's disk that cannot be a Kafka metadata log (outside torn tails)."""
 

@@ -14,7 +14,8 @@ it in Kafka's layout (``KafkaMetadataLog`` over ``UnifiedLog``):
   and deleting the segments wholly below it. A snapshot fetched from the leader past the log's end
   truncates the log fully and starts it there (``truncateToLatestSnapshot``).
 
-:meth:`RaftLog.recover` (in :mod:`kraft_testkit.raft.log_recovery`) reads the files back.
+:func:`kraft_testkit.raft.log_recovery.recover_log` reads the files back (that module imports
+this one, never the other way).
 """
 
 from __future__ import annotations
@@ -467,17 +468,6 @@ class RaftLog:
         else:
             self.epochs = []
         return ops + self._forget_snapshots_before(sid)
-
-    # ------------------------------------------------------------------ recovery
-
-    @classmethod
-    def recover(cls, files: Mapping[str, bytes], config: LogConfig | None = None
-                ) -> tuple[RaftLog, list[DiskOp]]:
-        """Rebuild the log from a disk; returns it and the ops that tidy the files
-        (see :func:`kraft_testkit.raft.log_recovery.recover`)."""
-        from kraft_testkit.raft.log_recovery import recover
-
-        return recover(cls, files, config or LogConfig())
 
 
 __all__ = ["DIR", "LEADER_EPOCH_CHECKPOINT", "QUORUM_STATE", "CorruptFile", "RaftLog",

@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
 
 from kraft_testkit.protocol.errors import DecodeError
 from kraft_testkit.protocol.records import iter_batches
 from kraft_testkit.raft.errors import CorruptFile
+from kraft_testkit.raft.log import DIR, RaftLog, snapshot_path
 from kraft_testkit.raft.segments import LogConfig, Segment, file_names
 from kraft_testkit.raft.snapshot import (
     SnapshotInfo,
@@ -33,18 +33,15 @@ from kraft_testkit.raft.snapshot import (
 )
 from kraft_testkit.sim.node import Delete, DiskOp, Replace, Truncate
 
-if TYPE_CHECKING:
-    from kraft_testkit.raft.log import RaftLog
-
 _LEFTOVER = (".deleted", ".cleaned", ".swap", ".part", ".tmp")
 _SEGMENT = re.compile(r"^(\d{20})\.log$")
 _INDEX = re.compile(r"^(\d{20})\.(index|timeindex)$")
 
 
-def recover(cls: type[RaftLog], files: Mapping[str, bytes], config: LogConfig
-            ) -> tuple[RaftLog, list[DiskOp]]:
-    from kraft_testkit.raft.log import DIR, snapshot_path
-
+def recover_log(files: Mapping[str, bytes], config: LogConfig | None = None
+                ) -> tuple[RaftLog, list[DiskOp]]:
+    """Rebuild the log from a disk's files; returns it and the ops that tidy the files."""
+    config = config or LogConfig()
     prefix = DIR + "/"
     ops: list[DiskOp] = []
     segments: list[tuple[int, str]] = []
@@ -69,7 +66,7 @@ def recover(cls: type[RaftLog], files: Mapping[str, bytes], config: LogConfig
     segments.sort()
     snapshots.sort()
 
-    log = cls(segments[0][0] if segments else 0, 0, config=config)
+    log = RaftLog(segments[0][0] if segments else 0, 0, config=config)
     log.segments = []
     for k, (base, name) in enumerate(segments):
         if base != log.end_offset:

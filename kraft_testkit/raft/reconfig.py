@@ -14,7 +14,8 @@ the checks in ``KafkaRaftClient`` before them):
   once, and fetched in the last hour), else REQUEST_TIMED_OUT;
 * removing a (id, directory id) that is not a voter is VOTER_NOT_FOUND;
 * the leader appends the new VotersRecord (it takes effect at once: majority, high watermark and
-  check-quorum count the new set) and answers NONE once it commits; a leader that removed
+  check-quorum count the new set) and answers NONE once it commits (AddRaftVoter v1 with
+  AckWhenCommitted false, as auto-join sends it: once appended); a leader that removed
   itself then resigns. A change not committed within the request timeout answers
   REQUEST_TIMED_OUT, and losing leadership answers NOT_LEADER_OR_FOLLOWER.
 
@@ -47,6 +48,7 @@ class PendingChange:
     cid: int
     offset: int  # of the VotersRecord
     deadline: int
+    answered: bool = False  # AddRaftVoter v1 with AckWhenCommitted=false: answered on append
 
 
 def _answer(replica: Any, kind: str, src: int, cid: int, error: int,
@@ -121,7 +123,7 @@ def on_add_voter(replica: Any, src: int, cid: int, req: Any, now: int) -> None:
     endpoints = tuple((li.name, li.host, li.port) for li in req.listeners)
     new = voters.add(Voter(req.voter_id, req.voter_directory_id, endpoints,
                            SUPPORTED_KRAFT_VERSIONS))
-    _append(replica, ADD, src, cid, new, now, req.timeout_ms)
+    _append(replica, ADD, src, cid, new, now, req.timeout_ms, req.ack_when_committed)
 
 
 def on_remove_voter(replica: Any, src: int, cid: int, req: Any, now: int) -> None:
@@ -175,10 +177,17 @@ def on_update_voter(replica: Any, src: int, cid: int, req: Any, now: int) -> Non
 
 
 def _append(replica: Any, kind: str, src: int, cid: int, voters: Any, now: int,
-            timeout_ms: int) -> None:
+            timeout_ms: int, ack_when_committed: bool = True) -> None:
+    """Append the new VotersRecord; the change stays pending (no other one starts) until it
+    commits. The answer waits for the commit, unless AddRaftVoter v1 said AckWhenCommitted
+    false (Kafka 4.2 ``AddVoterHandler``: answered NONE once the leader has written it)."""
     offset = replica.append_voters(voters, now)
     timeout = timeout_ms if timeout_ms > 0 else replica.config.request_timeout_ms
-    replica._lead.change = PendingChange(kind, src, cid, offset, now + timeout)  # noqa: SLF001
+    change = PendingChange(kind, src, cid, offset, now + timeout)
+    replica._lead.change = change  # noqa: SLF001
+    if not ack_when_committed:
+        change.answered = True
+        _answer(replica, kind, src, cid, E.NONE)
     committed(replica, now)
 
 
@@ -190,7 +199,8 @@ def committed(replica: Any, now: int) -> None:
     if change is None or replica.hw <= change.offset:
         return
     lead.change = None
-    _answer(replica, change.kind, change.src, change.cid, E.NONE)
+    if not change.answered:
+        _answer(replica, change.kind, change.src, change.cid, E.NONE)
     if not replica.is_voter:
         replica.resign_removed(now)
 
@@ -204,8 +214,9 @@ def expire(replica: Any, now: int) -> int | None:
     if now < change.deadline:
         return change.deadline
     lead.change = None
-    _answer(replica, change.kind, change.src, change.cid, E.REQUEST_TIMED_OUT,
-            "Request timed out waiting for the voter change to commit")
+    if not change.answered:
+        _answer(replica, change.kind, change.src, change.cid, E.REQUEST_TIMED_OUT,
+                "Request timed out waiting for the voter change to commit")
     return None
 
 
@@ -215,7 +226,8 @@ def abandon(replica: Any, lead: Any) -> None:
     change = lead.change
     if change is not None:
         lead.change = None
-        _answer(replica, change.kind, change.src, change.cid, E.NOT_LEADER_OR_FOLLOWER)
+        if not change.answered:
+            _answer(replica, change.kind, change.src, change.cid, E.NOT_LEADER_OR_FOLLOWER)
 
 
 # ---------------------------------------------------------------------- the follower's side
@@ -262,7 +274,8 @@ def follower_requests(replica: Any, now: int) -> int:
                 cluster_id=replica.cluster_id, timeout_ms=replica.config.request_timeout_ms,
                 voter_id=replica.id, voter_directory_id=replica.dir,
                 listeners=tuple(M.AddRaftVoterRequest.Listener(name=n, host=h, port=p)
-                                for n, h, p in replica.endpoints))
+                                for n, h, p in replica.endpoints),
+                ack_when_committed=False)  # as Kafka 4.2's buildAddVoterRequest
     if body is None:
         return NEVER_WAKE
     replica.member_request_at = now + replica.config.fetch_timeout_ms

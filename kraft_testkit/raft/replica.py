@@ -45,12 +45,12 @@ from kraft_testkit.raft import errors as E
 from kraft_testkit.raft import reconfig, rpc
 from kraft_testkit.raft.config import RaftConfig
 from kraft_testkit.raft.election_rpcs import ElectionRpcs
-from kraft_testkit.raft.errors import NotLeader
+from kraft_testkit.raft.errors import InvalidResign, NotLeader
 from kraft_testkit.raft.listener import RaftListener
+from kraft_testkit.raft.log_recovery import recover_log
 from kraft_testkit.raft.log import (
     LEADER_EPOCH_CHECKPOINT,
     QUORUM_STATE,
-    RaftLog,
     decode_epoch_checkpoint,
     encode_epoch_checkpoint,
 )
@@ -144,7 +144,7 @@ class RaftReplica(ElectionRpcs, Replication, VoterSetState):
             self.dir = directory_id if directory_id is not None else self.voters[node_id]
         self.is_voter = self.voters.get(node_id) == self.dir
 
-        self.log, ops = RaftLog.recover(disk, self.config.log_config())
+        self.log, ops = recover_log(disk, self.config.log_config())
         self._writes += ops
         self.history = VoterHistory()
         if self.formatted and kraft_version >= 1 and self.log.snapshot is None and \
@@ -198,11 +198,11 @@ class RaftReplica(ElectionRpcs, Replication, VoterSetState):
             self._writes += [
                 Replace(META_PROPERTIES, encode_meta_properties(self.id, self.cluster_id, self.dir)),
                 Replace(PARTITION_METADATA, encode_partition_metadata())]
-            self._persist()
         self._sync = True
         self._clean_at = now_ms + self.config.log_clean_interval_ms
         s = self._stored
-        # Kafka's QuorumState#initialize, then KafkaRaftClient#initialize
+        # Kafka's QuorumState#initialize (a durable transition to the initial state), then
+        # KafkaRaftClient#initialize
         if self.log.last_epoch > s.epoch:
             # its election state is older than its log (a lost quorum-state): it may have led
             # or voted in that epoch and cannot know; Kafka starts it unattached there
@@ -213,9 +213,10 @@ class RaftReplica(ElectionRpcs, Replication, VoterSetState):
             if s.leader_id >= 0 and s.leader_id != self.id:
                 self._to_follower(s.epoch, s.leader_id, now_ms)
             else:
-                self._to_unattached(s.epoch, now_ms, persist=False)
+                self._to_unattached(s.epoch, now_ms)
         elif s.leader_id == self.id:
             self._to_resigned([], now_ms)
+            self._persist()  # Kafka's initialize writes every initial state
         elif s.voted_id == self.id:
             self._start_candidacy(now_ms, new_epoch=False)
         else:
@@ -223,7 +224,7 @@ class RaftReplica(ElectionRpcs, Replication, VoterSetState):
             if s.leader_id >= 0:
                 self._to_follower(s.epoch, s.leader_id, now_ms)
             else:
-                self._to_unattached(s.epoch, now_ms, persist=False)
+                self._to_unattached(s.epoch, now_ms)
         if self.is_voter and self.majority == 1 and self.role not in (LEADER, CANDIDATE):
             self._start_candidacy(now_ms)
         return self.poll(now_ms)
@@ -344,6 +345,23 @@ class RaftReplica(ElectionRpcs, Replication, VoterSetState):
             order = sorted((p for v, p in self._lead.voters.items() if v != self.id),
                            key=lambda p: (-p.end_offset, p.replica_id))
             self._to_resigned([p.replica_id for p in order], now_ms)
+
+    def resign_epoch(self, epoch: int, now_ms: int) -> None:
+        """Kafka's ``RaftClient#resign(epoch)``: step down from ``epoch`` if it is the current
+        one and this replica leads it; an older epoch is ignored (the caller has not heard of
+        a change yet). Raises :class:`InvalidResign` for a negative or future epoch, or the
+        current one led by another replica (or by none). Call :meth:`poll` after it."""
+        if type(epoch) is not int or epoch < 0:
+            raise InvalidResign(f"epoch must be a non-negative integer, got {epoch!r}")
+        if epoch > self.epoch:
+            raise InvalidResign(f"cannot resign from epoch {epoch}: larger than the current "
+                                f"epoch {self.epoch}")
+        if epoch < self.epoch:
+            return
+        if self.leader_id != self.id or not self.is_voter and self.role != LEADER:
+            raise InvalidResign(f"cannot resign from epoch {epoch}: node {self.id} is not its "
+                                f"leader (the leader is {self._leader_or_nil()})")
+        self.resign(now_ms)
 
     def describe_quorum(self) -> Any:
         """A DescribeQuorumResponse as this replica would answer it."""

@@ -39,6 +39,18 @@ NONE, FENCED_LEADER_EPOCH, INVALID_REQUEST, INCONSISTENT_CLUSTER_ID = 0, 74, 42,
 NOT_LEADER_OR_FOLLOWER, UNKNOWN_LEADER_EPOCH, INVALID_VOTER_KEY = 6, 75, 125
 
 
+class FixedJitter(random.Random):
+    """Kafka's ``MockableRandom.mockNextInt(bound, jitter)``: every election timeout drawn is
+    the configured one plus ``jitter``; every other draw stays seeded."""
+
+    def __init__(self, jitter: int, seed: int = 0) -> None:
+        super().__init__(seed)
+        self.jitter = jitter
+
+    def randrange(self, *args: Any, **kwargs: Any) -> int:  # type: ignore[override]
+        return self.jitter
+
+
 def kafka_config(**overrides: Any) -> RaftConfig:
     """RaftClientTestContext's quorum settings."""
     values = dict(election_timeout_ms=ELECTION_TIMEOUT_MS, fetch_timeout_ms=FETCH_TIMEOUT_MS,
@@ -61,7 +73,8 @@ class RaftContext:
                  kraft_version: int = 0, elected: tuple[int, int] | None = None,
                  voted: tuple[int, int] | None = None, unknown_leader: int | None = None,
                  log: Sequence[tuple[int, int]] = (), config: RaftConfig | None = None,
-                 seed: int = 0, start: bool = True) -> None:
+                 seed: int = 0, jitter: int | None = None, local_dir: Uuid | None = None,
+                 can_become_voter: bool = True, start: bool = True) -> None:
         self.local = local
         self.voters = {v: DIRS[v] for v in voters}
         self.kraft_version = kraft_version
@@ -81,10 +94,13 @@ class RaftContext:
         self.sent: list[tuple[int, Any]] = []
         self.timer: int | None = None
         self._cid = 7000
-        self.r = RaftReplica(local, voters=self.voters, rng=random.Random(seed),
+        rng = random.Random(seed) if jitter is None else FixedJitter(jitter, seed)
+        self.r = RaftReplica(local, voters=self.voters, rng=rng,
                              disk=self.disk.view(), config=self.config, cluster_id=CLUSTER,
-                             directory_id=DIRS[local], kraft_version=kraft_version,
-                             bootstrap=True if kraft_version else None)
+                             directory_id=DIRS[local] if local_dir is None else local_dir,
+                             kraft_version=kraft_version,
+                             bootstrap=True if kraft_version else None,
+                             can_become_voter=can_become_voter)
         for epoch, n in log:
             self.append_to_log(epoch, n)
         if start:
@@ -247,3 +263,59 @@ class RaftContext:
         self.assert_elected_leader(epoch, self.local)
         self.poll()
         assert self.requests(M.BeginQuorumEpochRequest), "no BeginQuorumEpoch sent"
+
+    # ------------------------------------------------------------------ KIP-853 requests
+
+    def deliver_later(self, src: int, body: Any) -> int:
+        """Deliver a request whose answer may come later; returns its correlation id."""
+        self._cid += 1
+        self._apply(self.r.on_message(src, rpc.request(self._cid, body), self.now))
+        return self._cid
+
+    def response(self, dst: int, cid: int) -> Any:
+        """The answer sent to ``dst`` for request ``cid`` (None if not yet)."""
+        for d, msg in self.sent:
+            if d == dst and isinstance(msg, rpc.Response) and msg.correlation_id == cid:
+                return msg.body
+        return None
+
+    def add_voter_request(self, voter: int, cluster_id: str | None = CLUSTER,
+                          listener: str = "CONTROLLER", directory: Uuid | None = None,
+                          timeout_ms: int = 0x7FFFFFFF, ack_when_committed: bool = True) -> Any:
+        return M.AddRaftVoterRequest(
+            cluster_id=cluster_id, timeout_ms=timeout_ms, voter_id=voter,
+            voter_directory_id=DIRS[voter] if directory is None else directory,
+            listeners=(M.AddRaftVoterRequest.Listener(name=listener, host="localhost",
+                                                      port=9990 + voter),),
+            ack_when_committed=ack_when_committed)
+
+    def remove_voter_request(self, voter: int, cluster_id: str | None = CLUSTER,
+                             directory: Uuid | None = None) -> Any:
+        return M.RemoveRaftVoterRequest(
+            cluster_id=cluster_id, voter_id=voter,
+            voter_directory_id=DIRS[voter] if directory is None else directory)
+
+    def update_voter_request(self, voter: int, epoch: int, cluster_id: str | None = CLUSTER,
+                             directory: Uuid | None = None, versions: tuple[int, int] = (0, 1),
+                             listener: str = "CONTROLLER", port: int | None = None) -> Any:
+        R = M.UpdateRaftVoterRequest
+        return R(cluster_id=cluster_id, current_leader_epoch=epoch, voter_id=voter,
+                 voter_directory_id=DIRS[voter] if directory is None else directory,
+                 listeners=(R.Listener(name=listener, host="localhost",
+                                       port=9990 + voter if port is None else port),),
+                 k_raft_version_feature=R.KRaftVersionFeature(
+                     min_supported_version=versions[0], max_supported_version=versions[1]))
+
+    def fetch_at_end(self, replica: int) -> Any:
+        """Kafka's ``fetchRequest(epoch, replica, log end, epoch, 0)``; checks the answer is
+        NONE from this leader, and returns it."""
+        resp = self.deliver(replica, self.fetch_request(self.epoch, replica,
+                                                        self.r.log.end_offset, self.epoch))
+        p = rpc.fetch_response_partition(resp)
+        assert (p.error_code, p.current_leader.leader_epoch, p.current_leader.leader_id) == \
+            (NONE, self.epoch, self.local), p
+        return resp
+
+    def is_voter(self, node: int) -> bool:
+        """Kafka's ``quorum().isVoter(key)``: in the latest voter set, with its directory id."""
+        return self.r.voters.get(node) == DIRS[node]

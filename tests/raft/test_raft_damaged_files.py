@@ -14,6 +14,7 @@ from kraft_testkit.protocol.records import RecordBatch, encode_batch
 from kraft_testkit.protocol.uuid import Uuid
 from kraft_testkit.raft.errors import CorruptFile
 from kraft_testkit.raft.log import DIR, QUORUM_STATE, RaftLog, segment_name
+from kraft_testkit.raft.log_recovery import recover_log
 from kraft_testkit.raft.snapshot import decode_snapshot, encode_snapshot, file_name
 from kraft_testkit.raft.state import (
     ElectionState,
@@ -120,7 +121,7 @@ def test_a_flipped_byte_in_a_segment_is_refused_or_harmless(data):
     pos = data.draw(st.integers(0, len(raw) - 1))
     raw[pos] ^= data.draw(st.integers(1, 255))
     try:
-        log, _ = RaftLog.recover({segment_name(0): bytes(raw)})
+        log, _ = recover_log({segment_name(0): bytes(raw)})
     except CorruptFile as e:
         assert e.file == segment_name(0) and e.offset is not None and 0 <= e.offset < len(raw)
     else:
@@ -138,7 +139,7 @@ def test_damaged_snapshot_names_file_and_offset():
     data[40] ^= 0xFF
     files = {name: bytes(data), segment_name(4): b""}
     with pytest.raises(CorruptFile) as info:
-        RaftLog.recover(files)
+        recover_log(files)
     assert info.value.file == name and info.value.offset is not None
     with pytest.raises(CorruptFile, match="header or footer"):
         decode_snapshot(4, 1, snap.data[:0])

@@ -14,6 +14,7 @@ from kraft_testkit.protocol.records import RecordBatch, encode_batch
 from kraft_testkit.errors import StorageError
 from kraft_testkit.raft.errors import CorruptFile
 from kraft_testkit.raft.log import DIR, QUORUM_STATE, RaftLog, segment_name
+from kraft_testkit.raft.log_recovery import recover_log
 from kraft_testkit.raft.snapshot import encode_snapshot, file_name
 from kraft_testkit.raft.state import ElectionState, decode_quorum_state, encode_quorum_state
 from kraft_testkit.sim import MemoryDisk
@@ -65,7 +66,7 @@ def test_truncate_and_truncation_point():
     assert log.epochs == [(1, 0)] and log.last_epoch == 1
     for op in ops:
         disk.apply(op)
-    assert RaftLog.recover(disk.view())[0].end_offset == 2
+    assert recover_log(disk.view())[0].end_offset == 2
 
 
 @settings(max_examples=60, deadline=None)
@@ -75,7 +76,7 @@ def test_recovery_cuts_a_torn_tail_at_the_last_whole_batch(epochs, cut):
     data = disk.view()[log.segment]
     torn = data[: max(0, len(data) - cut)]
     files = {log.segment: torn}
-    back, ops = RaftLog.recover(files)
+    back, ops = recover_log(files)
     ends = [p + len(d) for p, d in zip(log.positions, log.data) if p + len(d) <= len(torn)]
     assert back.size == (ends[-1] if ends else 0) and back.size <= len(torn)
     assert back.batches == log.batches[: len(ends)]
@@ -90,7 +91,7 @@ def test_recovery_refuses_a_corrupt_batch_naming_file_and_offset():
     data = bytearray(disk.view()[log.segment])
     data[log.positions[2] + 30] ^= 0xFF  # flip a byte the CRC covers
     with pytest.raises(CorruptFile) as info:
-        RaftLog.recover({log.segment: bytes(data)})
+        recover_log({log.segment: bytes(data)})
     err = info.value
     assert err.file == log.segment and err.offset == log.positions[2] + 17  # the CRC field
     assert "CRC" in str(err) and isinstance(err, StorageError)
@@ -99,7 +100,7 @@ def test_recovery_refuses_a_corrupt_batch_naming_file_and_offset():
 def test_recovery_cuts_only_a_partial_last_batch():
     log, disk = build([1, 1, 1])
     data = disk.view()[log.segment]
-    back, ops = RaftLog.recover({log.segment: data[:log.positions[2] + 30]})
+    back, ops = recover_log({log.segment: data[:log.positions[2] + 30]})
     assert back.end_offset == 4
     assert [op for op in ops if isinstance(op, Truncate)] == [Truncate(log.segment, log.positions[2])]
 
@@ -113,7 +114,7 @@ def test_recovery_reads_every_segment_and_keeps_the_snapshots_from_the_log_start
     whole = disk.view()[segment_name(0)]
     head, tail = whole[:log.positions[2]], whole[log.positions[2]:]
     snaps = {f"{DIR}/{file_name(4, 1)}": snap.data, f"{DIR}/{file_name(2, 1)}": old.data}
-    back, ops = RaftLog.recover({segment_name(0): head, segment_name(4): tail, **snaps})
+    back, ops = recover_log({segment_name(0): head, segment_name(4): tail, **snaps})
     assert (back.start_offset, back.end_offset, back.data) == (0, 8, log.data)
     # below the snapshot loaded first only what fetches and truncation need stays decoded
     assert [type(b).__name__ for b in back.batches] == ["SettledBatch"] * 2 + ["RecordBatch"] * 2
@@ -121,7 +122,7 @@ def test_recovery_reads_every_segment_and_keeps_the_snapshots_from_the_log_start
     assert back.snapshot.snapshot_id == (4, 1)
     assert [type(op) for op in ops] == [Replace] * 4  # the missing indexes, rebuilt
     # the first segment deleted (cleaned): the log starts at 4, snapshot 2 goes
-    back, ops = RaftLog.recover({segment_name(4): tail, **snaps})
+    back, ops = recover_log({segment_name(4): tail, **snaps})
     assert (back.start_offset, back.start_epoch, back.end_offset) == (4, 1, 8)
     assert [s.snapshot_id for s in back.snapshots] == [(4, 1)]
     assert Delete(f"{DIR}/{file_name(2, 1)}") in ops
@@ -132,9 +133,9 @@ def test_recovery_refuses_a_log_start_no_snapshot_reaches():
     log, disk = build([1, 1, 1, 2])
     tail = disk.view()[segment_name(0)][log.positions[2]:]
     with pytest.raises(CorruptFile, match="no snapshot reaches it"):
-        RaftLog.recover({segment_name(4): tail})
+        recover_log({segment_name(4): tail})
     with pytest.raises(CorruptFile, match="starts at offset 6"):
-        RaftLog.recover({segment_name(0): disk.view()[segment_name(0)][:log.positions[2]],
+        recover_log({segment_name(0): disk.view()[segment_name(0)][:log.positions[2]],
                          segment_name(6): tail[log.positions[3] - log.positions[2]:]})
 
 
@@ -145,7 +146,7 @@ def test_a_snapshot_taken_here_keeps_the_log_start():
     assert (log.start_offset, log.end_offset, log.snapshot.snapshot_id) == (0, 8, (4, 1))
     for op in ops:
         disk.apply(op)
-    back, _ = RaftLog.recover(disk.view())
+    back, _ = recover_log(disk.view())
     assert (back.start_offset, back.end_offset, back.batches) == (0, 8, log.batches)
 
 
@@ -162,7 +163,7 @@ def test_a_fetched_snapshot_past_the_log_truncates_it_fully():
     assert names == sorted([f"{DIR}/{file_name(10, 3)}", segment_name(10),
                             f"{DIR}/00000000000000000010.index",
                             f"{DIR}/00000000000000000010.timeindex"])
-    assert RaftLog.recover(disk.view())[0].start_offset == 10
+    assert recover_log(disk.view())[0].start_offset == 10
 
 
 def test_append_refuses_gaps_and_older_epochs():
@@ -186,12 +187,12 @@ def test_quorum_state_is_kafkas_json():
 def test_golden_segment_recovers_whole():
     data = Path(f"{GOLDEN}/B_mv18_3brokers_restart/__cluster_metadata-0/"
                 "00000000000000000000.log").read_bytes()
-    log, ops = RaftLog.recover({segment_name(0): data})
+    log, ops = recover_log({segment_name(0): data})
     assert not [op for op in ops if type(op) is not Replace]  # only the (absent) indexes
     assert log.end_offset == 26 and log.last_epoch == 2
     assert log.epochs == [(1, 0), (2, 25)]
     torn = data[: len(data) - random.Random(1).randint(1, 60)]
-    log, ops = RaftLog.recover({segment_name(0): torn})
+    log, ops = recover_log({segment_name(0): torn})
     assert log.end_offset == 25 and Truncate(segment_name(0), log.size) in ops
 
 

@@ -20,6 +20,7 @@ from kraft_testkit.quorum import Quorum
 from kraft_testkit.raft.config import RaftConfig
 from kraft_testkit.raft.errors import CorruptFile
 from kraft_testkit.raft.log import DIR, RaftLog, segment_name
+from kraft_testkit.raft.log_recovery import recover_log
 from kraft_testkit.raft.segments import LogConfig, Segment
 from kraft_testkit.sim import MemoryDisk
 from kraft_testkit.sim.node import Delete, Replace
@@ -33,7 +34,7 @@ TINY = {"metadata.log.segment.bytes": 1_000, "metadata.log.segment.min.bytes": 1
 def build(config: LogConfig, n: int, *, ts_step: int = 10, size: int = 40,
           epochs=None) -> tuple[RaftLog, MemoryDisk]:
     """``n`` one-record batches of ``size`` bytes, ``ts_step`` ms apart, applied to a disk."""
-    log, ops = RaftLog.recover({}, config)
+    log, ops = recover_log({}, config)
     disk = MemoryDisk()
     for op in ops:
         disk.apply(op)
@@ -96,7 +97,7 @@ def test_segments_roll_by_size_with_indexes_kafka_would_write(tmp_path):
         out = io.StringIO()
         assert dump_index(directory / f"{seg.base:020d}.index", out) == []  # no mismatch
     # recovery rebuilds exactly these files (plus the active segment's last time entry)
-    back, ops = RaftLog.recover(files, config)
+    back, ops = recover_log(files, config)
     assert [s.base for s in back.segments] == bases and back.batches == log.batches
     assert ops == [Replace(log.segments[-1].timeindex, back.segments[-1].timeindex_bytes())] \
         or ops == []
@@ -131,7 +132,7 @@ def test_truncation_across_segments_deletes_the_later_ones_and_cuts_the_indexes(
     assert [s.base for s in log.segments] == [0, keep.base] and log.end_offset == cut
     assert all(o < cut for o, _ in keep.offsets) and all(o < cut for _, o in keep.times)
     # what is on disk is what recovery rebuilds from the cut segment
-    back, repair = RaftLog.recover(files, config)
+    back, repair = recover_log(files, config)
     assert back.end_offset == cut and back.batches == log.batches
     assert back.segments[1].offsets == keep.offsets
     assert [type(op) for op in repair] in ([], [Replace])  # the active segment's time entry
@@ -141,7 +142,7 @@ def test_truncation_across_segments_deletes_the_later_ones_and_cuts_the_indexes(
                                   leader_epoch=3)
         for op in log.append(batch, encode_batch(batch)):
             disk.apply(op)
-    assert RaftLog.recover(disk.view(), config)[0].batches == log.batches
+    assert recover_log(disk.view(), config)[0].batches == log.batches
 
 
 @pytest.mark.parametrize("damage", ["missing", "truncated", "torn", "past-the-segment",
@@ -162,7 +163,7 @@ def test_a_damaged_index_is_rebuilt_not_fatal(damage):
         files[seg.index] = good + struct.pack(">ii", 500, 10 ** 6)
     else:
         files[seg.index] = b"\xff" * 40
-    back, ops = RaftLog.recover(files, config)
+    back, ops = recover_log(files, config)
     assert Replace(seg.index, good) in ops and back.batches == log.batches
 
 
@@ -175,11 +176,11 @@ def test_leftovers_and_orphans_go_and_a_stray_log_is_refused():
     for name in leftovers:
         files[name] = b"junk"
     files[f"{DIR}/notes.txt"] = b"left alone, as Kafka does"
-    _, ops = RaftLog.recover(files, config)
+    _, ops = recover_log(files, config)
     assert {op.file for op in ops if isinstance(op, Delete)} == set(leftovers)
     files[f"{DIR}/segment-two.log"] = b""
     with pytest.raises(CorruptFile) as info:
-        RaftLog.recover(files, config)
+        recover_log(files, config)
     assert info.value.file == f"{DIR}/segment-two.log" and "base offset" in str(info.value)
 
 
@@ -190,7 +191,7 @@ def test_a_torn_tail_is_cut_only_in_the_last_segment():
     first = log.segments[0].log
     files[first] = files[first][:-5]
     with pytest.raises(CorruptFile) as info:
-        RaftLog.recover(files, config)
+        recover_log(files, config)
     assert info.value.file == first and "later segments follow" in str(info.value)
 
 
@@ -202,7 +203,7 @@ def test_any_index_bytes_recover_to_the_rebuilt_index(index, timeindex):
     files = dict(disk.view())
     seg = log.segments[0]
     files[seg.index], files[seg.timeindex] = index, timeindex
-    back, ops = RaftLog.recover(files, config)
+    back, ops = recover_log(files, config)
     for op in ops:
         disk.apply(op)
     assert back.batches == log.batches
@@ -216,7 +217,7 @@ def test_the_golden_kafka_log_gets_the_index_kafka_recovery_builds(tmp_path):
     dump-index finds them consistent with the segment. (The golden files lack Kafka's own
     .index files, so this is the rule, not a byte comparison.)"""
     data = (GOLDEN / "A_mv16_3brokers" / DIR / "00000000000000000000.log").read_bytes()
-    log, ops = RaftLog.recover({segment_name(0): data})
+    log, ops = recover_log({segment_name(0): data})
     seg = log.segments[0]
     offsets, times = kafka_index(data, 0, 4096)
     assert seg.offsets == offsets and len(offsets) == 1 and seg.times == times
@@ -281,7 +282,7 @@ def test_retention_by_size_walks_the_snapshots_oldest_first_as_kafka_does():
     assert log.segments[0].base <= 30 < (log.segments[1].base if len(log.segments) > 1 else 61)
     for op in ops:
         disk.apply(op)
-    back, _ = RaftLog.recover(disk.view(), config)
+    back, _ = recover_log(disk.view(), config)
     assert back.start_offset == log.segments[0].base and back.snapshot.snapshot_id == (50, 1)
     # a limit nothing meets: all but the newest go
     log.config = LogConfig(segment_bytes=1_000, retention_bytes=0)

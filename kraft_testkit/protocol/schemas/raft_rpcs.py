@@ -342,18 +342,21 @@ FETCH_SNAPSHOT_RESPONSE = message(
 # --- AddRaftVoter (80), RemoveRaftVoter (81), UpdateRaftVoter (82) -------------------------
 
 ADD_RAFT_VOTER_REQUEST = message(
-    "AddRaftVoterRequest", kind="request", api_key=80, versions="0", flexible="0+",
+    "AddRaftVoterRequest", kind="request", api_key=80, versions="0-1", flexible="0+",
     fields=[
         field("ClusterId", "string", "0+", nullable="0+"),
         field("TimeoutMs", "int32", "0+"),
         field("VoterId", "int32", "0+"),
         field("VoterDirectoryId", "uuid", "0+"),
         field("Listeners", "[]Listener", "0+", fields=_listeners("0+")),
+        # v1 (Kafka 4.2): false asks the leader to answer once the VotersRecord is written,
+        # not committed (what auto-join sends)
+        field("AckWhenCommitted", "bool", "1+", default=True),
     ],
 )
 
 ADD_RAFT_VOTER_RESPONSE = message(
-    "AddRaftVoterResponse", kind="response", api_key=80, versions="0", flexible="0+",
+    "AddRaftVoterResponse", kind="response", api_key=80, versions="0-1", flexible="0+",
     fields=[
         field("ThrottleTimeMs", "int32", "0+"),
         field("ErrorCode", "int16", "0+"),
