@@ -13,7 +13,6 @@ from kraft_testkit.raft import rpc
 from kraft_testkit.raft.replica_state import (
     _NO_DIR,
     UNATTACHED,
-    VOTED,
     CANDIDATE,
     LEADER,
     FOLLOWER,

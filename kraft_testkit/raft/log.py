@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import struct
 from bisect import bisect_left, bisect_right
-from collections.abc import Mapping
 from operator import itemgetter
 from typing import NamedTuple
 

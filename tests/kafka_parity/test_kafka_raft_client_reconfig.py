@@ -10,7 +10,7 @@ no counterpart here.
 from __future__ import annotations
 
 import pytest
-from raft_context import CLUSTER, NONE, NOT_LEADER_OR_FOLLOWER, RaftContext
+from raft_context import NONE, NOT_LEADER_OR_FOLLOWER, RaftContext
 
 from kraft_testkit.protocol.uuid import Uuid
 from kraft_testkit.raft import errors as E

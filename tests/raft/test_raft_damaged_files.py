@@ -13,7 +13,7 @@ from kraft_testkit.errors import KraftError, StorageError
 from kraft_testkit.protocol.records import RecordBatch, encode_batch
 from kraft_testkit.protocol.uuid import Uuid
 from kraft_testkit.raft.errors import CorruptFile
-from kraft_testkit.raft.log import DIR, QUORUM_STATE, RaftLog, segment_name
+from kraft_testkit.raft.log import DIR, QUORUM_STATE, segment_name
 from kraft_testkit.raft.log_recovery import recover_log
 from kraft_testkit.raft.snapshot import decode_snapshot, encode_snapshot, file_name
 from kraft_testkit.raft.state import (
