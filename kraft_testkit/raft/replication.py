@@ -147,7 +147,8 @@ class Replication:
             return self._respond(src, cid, rpc.fetch_snapshot_response(error, epoch, leader))
         sid = (p.snapshot_id.end_offset, p.snapshot_id.epoch)
         snapshot = self.log.snapshot
-        if snapshot is None or snapshot.snapshot_id != sid:
+        # the bootstrap checkpoint (0, 0) is never served (Kafka's handleFetchSnapshotRequest)
+        if snapshot is None or snapshot.snapshot_id != sid or sid == (0, 0):
             return self._respond(src, cid, rpc.fetch_snapshot_response(
                 E.SNAPSHOT_NOT_FOUND, epoch, leader))
         size = len(snapshot.data)

@@ -319,3 +319,27 @@ class RaftContext:
     def is_voter(self, node: int) -> bool:
         """Kafka's ``quorum().isVoter(key)``: in the latest voter set, with its directory id."""
         return self.r.voters.get(node) == DIRS[node]
+
+    # ------------------------------------------------------------------ snapshots
+
+    def fetch_snapshot_request(self, epoch: int, snapshot_id: tuple[int, int], position: int,
+                               replica: int = 2, max_bytes: int = 0x7FFFFFFF,
+                               cluster_id: str | None = CLUSTER) -> Any:
+        """Kafka's ``fetchSnapshotRequest``; ``snapshot_id`` is (end offset, epoch)."""
+        body = rpc.fetch_snapshot_request(cluster_id or "", replica, epoch, snapshot_id,
+                                          position, max_bytes, DIRS[replica])
+        return body.replace(cluster_id=cluster_id)
+
+    def create_snapshot(self, end_offset: int, epoch: int, records: Sequence[bytes]) -> bytes:
+        """Kafka's ``client.createSnapshot(id).append(records).freeze()``: a snapshot of the
+        committed log, written as the replica writes its own; returns its bytes."""
+        from kraft_testkit.raft.snapshot import encode_snapshot
+        assert end_offset <= self.r.hw, "a snapshot covers committed records only"
+        snapshot = encode_snapshot(end_offset, epoch, list(records), 0)
+        self._apply_ops(self.r.log.install_snapshot(snapshot))
+        return snapshot.data
+
+    def _apply_ops(self, ops: Any) -> None:
+        for op in ops:
+            self.disk.apply(op)
+        self.disk.sync()
