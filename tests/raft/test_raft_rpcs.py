@@ -7,8 +7,10 @@ import json
 import pytest
 from raft_helpers import CLUSTER, DIRS, Harness, fetch, part, vote
 
+from kraft_testkit.errors import KraftError
 from kraft_testkit.protocol import messages as M
 from kraft_testkit.protocol.records import iter_batches
+from kraft_testkit.protocol.uuid import Uuid
 from kraft_testkit.raft import errors as E
 from kraft_testkit.raft import rpc
 from kraft_testkit.raft.config import RaftConfig
@@ -419,3 +421,37 @@ def test_an_unattached_voter_keeps_its_deadline_across_epochs():
     for epoch in (6, 7, 8):
         assert part(h.request(3, vote(epoch=epoch, candidate=3))).vote_granted is False
         assert h.r._deadline == deadline
+
+
+# ------------------------------------------------------------------ AddRaftVoter v1
+
+
+def test_add_raft_voter_v1_golden_bytes():
+    """AddRaftVoterRequest v1 as 4.2's AddRaftVoterRequest.json lays it out (flexible): the v0
+    fields, then AckWhenCommitted (bool, v1+, default true), then the tagged-field count."""
+    body = M.AddRaftVoterRequest(
+        cluster_id="c", timeout_ms=30_000, voter_id=4,
+        voter_directory_id=Uuid(bytes(range(1, 17))),
+        listeners=(M.AddRaftVoterRequest.Listener(name="CONTROLLER", host="h", port=9093),),
+        ack_when_committed=False)
+    v0_fields = bytes.fromhex(
+        "0263"                               # ClusterId: compact string "c"
+        "00007530"                           # TimeoutMs 30000
+        "00000004"                           # VoterId 4
+        "0102030405060708090a0b0c0d0e0f10"   # VoterDirectoryId
+        "02"                                 # Listeners: compact array of 1
+        "0b434f4e54524f4c4c4552"             # Name "CONTROLLER"
+        "0268"                               # Host "h"
+        "2385"                               # Port 9093 (uint16)
+        "00")                                # the listener's tagged fields
+    assert body.encode(1) == v0_fields + b"\x00" + b"\x00"  # AckWhenCommitted false, no tags
+    assert M.AddRaftVoterRequest.decode(body.encode(1), 1) == body
+    acked = body.replace(ack_when_committed=True)
+    assert acked.encode(1) == v0_fields + b"\x01" + b"\x00"
+    assert acked.encode(0) == v0_fields + b"\x00"  # v0 has no such field: true is implied
+    assert M.AddRaftVoterRequest.decode(acked.encode(0), 0).ack_when_committed is True
+    with pytest.raises(KraftError, match="AckWhenCommitted"):
+        body.encode(0)  # false cannot be said in v0
+    assert M.AddRaftVoterRequest().ack_when_committed is True
+    response = M.AddRaftVoterResponse(error_code=0)
+    assert response.encode(1) == response.encode(0)  # v1 of the response is v0
