@@ -18,7 +18,7 @@ def test_kraft_timeline_writes_a_page_for_each_failing_test_only(pytester, tmp_p
         def test_fails(kraft_cluster):
             kraft_cluster.faults.kill(kraft_cluster.active_controller)
             kraft_cluster.network.isolate(kraft_cluster.brokers[2])
-            kraft_cluster.run_for(12_000)
+            kraft_cluster.run_for(20_000)  # a failover, then the isolated broker's session
             assert not kraft_cluster.broker_state(2).fenced
 
         def test_passes(kraft_cluster):
