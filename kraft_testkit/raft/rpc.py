@@ -306,11 +306,20 @@ def replica_state(replica_id: int, directory_id: Uuid, log_end_offset: int,
                             last_caught_up_timestamp=last_caught_up_ms)
 
 
+_ERROR_MESSAGES = {  # Kafka's Errors#message, as DescribeQuorumRequest#getPartitionLevelErrorResponse sets it
+    3: "This server does not host this topic-partition.",
+    6: "For requests intended only for the leader, this error indicates that the broker is not "
+       "the current leader. For requests intended for any replica, this error indicates that "
+       "the broker is not a replica of the topic partition.",
+}
+
+
 def describe_quorum_response(error: int, leader_id: int, epoch: int, high_watermark: int,
                              voters: list[Message], observers: list[Message],
                              nodes: dict[int, tuple] | None = None) -> Message:
     """``nodes``: id -> ((listener name, host, port), ...), the v2 Nodes (KIP-853 endpoints)."""
-    part = _DS.PartitionData(partition_index=PARTITION, error_code=error, leader_id=leader_id,
+    part = _DS.PartitionData(partition_index=PARTITION, error_code=error,
+                             error_message=_ERROR_MESSAGES.get(error), leader_id=leader_id,
                              leader_epoch=epoch, high_watermark=high_watermark,
                              current_voters=tuple(voters), observers=tuple(observers))
     node_list = tuple(_DS.Node(node_id=n, listeners=tuple(

@@ -21,11 +21,13 @@ from raft_context import (
     INVALID_VOTER_KEY,
     NONE,
     NOT_LEADER_OR_FOLLOWER,
+    UNKNOWN_LEADER_EPOCH,
     RaftContext,
 )
 
 from kraft_testkit.protocol import messages as M
 from kraft_testkit.protocol.frames import decode_control
+from kraft_testkit.protocol.records import RecordBatch, encode_batch, iter_batches
 from kraft_testkit.protocol.uuid import Uuid
 from kraft_testkit.raft import rpc
 from kraft_testkit.raft.errors import NotLeader
@@ -733,3 +735,152 @@ def test_initialize_as_follower_non_empty_log():
     ((dst, fetch),) = ctx.requests(M.FetchRequest)
     p = rpc.fetch_partition(fetch.body)
     assert (dst, p.current_leader_epoch, p.fetch_offset, p.last_fetched_epoch) == (2, 5, 1, 4)
+
+
+# ------------------------------------------------------------------ Fetch, DescribeQuorum, shutdown
+
+
+def _fetch_part(resp):
+    return rpc.fetch_response_partition(resp)
+
+
+@pytest.mark.kafka("KafkaRaftClientTest#testEndQuorumEpochSentBasedOnFetchOffset")
+def test_end_quorum_epoch_sent_based_on_fetch_offset():
+    ctx = RaftContext(1, (1, 2, 3))  # 3 is the close follower, 2 the lagging one
+    ctx.unattached_to_leader()
+    epoch = ctx.epoch
+    p = _fetch_part(ctx.deliver(2, ctx.fetch_request(epoch, 2, 1, epoch)))
+    assert (p.high_watermark, p.current_leader.leader_epoch) == (1, epoch)
+    ctx.r.append([b"foo", b"bar"], ctx.now)
+    ctx.poll()
+    p = _fetch_part(ctx.deliver(3, ctx.fetch_request(epoch, 3, 3, epoch)))
+    assert (p.high_watermark, p.current_leader.leader_epoch) == (3, epoch)
+    ctx.drain()
+    ctx.r.resign(ctx.now)  # Kafka's shutdown of a leader
+    ctx.poll()
+    asked = ctx.requests(M.EndQuorumEpochRequest)
+    assert sorted(d for d, _ in asked) == [2, 3]
+    for _, req in asked:
+        part = rpc.vote_partition(req.body)
+        assert part.leader_epoch == epoch
+        assert rpc.preferred_successors(part) == [3, 2]  # by descending fetch offset
+
+
+@pytest.mark.kafka("KafkaRaftClientTest#testFetchRequestClusterIdValidation")
+def test_fetch_request_cluster_id_validation():
+    ctx = RaftContext(1, (1, 2), unknown_leader=4)
+    ctx.unattached_to_leader()
+    epoch = ctx.epoch
+    body = ctx.fetch_request(epoch, 2, 0, 0).replace(max_wait_ms=0)
+    body = body.replace(topics=(body.topics[0].replace(partitions=(
+        body.topics[0].partitions[0].replace(fetch_offset=-5),)),))
+    for cluster in ("raft-parity-cluster", None):
+        p = _fetch_part(ctx.deliver(2, body.replace(cluster_id=cluster)))
+        assert (p.error_code, p.current_leader.leader_epoch, p.current_leader.leader_id) == \
+            (INVALID_REQUEST, epoch, 1)
+    for bad in ("", "invalid-uuid"):
+        assert ctx.deliver(2, body.replace(cluster_id=bad)).error_code == INCONSISTENT_CLUSTER_ID
+
+
+@pytest.mark.kafka("KafkaRaftClientTest#testInvalidFetchRequest")
+def test_invalid_fetch_request():
+    ctx = RaftContext(1, (1, 2), unknown_leader=4)
+    ctx.unattached_to_leader()
+    epoch = ctx.epoch
+    cases = [((epoch, -5, 0, 0), INVALID_REQUEST), ((epoch, 0, -1, 0), INVALID_REQUEST),
+             ((epoch, 0, epoch + 1, 0), INVALID_REQUEST),
+             ((epoch + 1, 0, 0, 0), UNKNOWN_LEADER_EPOCH), ((epoch, 0, 0, -1), INVALID_REQUEST)]
+    for (req_epoch, offset, last_epoch, max_wait), error in cases:
+        body = ctx.fetch_request(req_epoch, 2, 0, 0).replace(max_wait_ms=max_wait)
+        part = body.topics[0].partitions[0].replace(fetch_offset=offset,
+                                                    last_fetched_epoch=last_epoch)
+        body = body.replace(topics=(body.topics[0].replace(partitions=(part,)),))
+        p = _fetch_part(ctx.deliver(2, body))
+        assert (p.error_code, p.current_leader.leader_epoch, p.current_leader.leader_id) == \
+            (error, epoch, 1), (req_epoch, offset, last_epoch, max_wait)
+
+
+@pytest.mark.kafka("KafkaRaftClientTest#testFetchResponseIgnoredAfterBecomingProspective")
+def test_fetch_response_ignored_after_becoming_prospective():
+    ctx = RaftContext(1, (1, 2), elected=(5, 2))
+    ctx.assert_elected_leader(5, 2)
+    ((dst, fetch),) = ctx.requests(M.FetchRequest)
+    ctx.sleep(ctx.config.fetch_timeout_ms)
+    assert ctx.role == "prospective"
+    data = encode_batch(RecordBatch.build(0, [b"a", b"b"], timestamp_ms=0, leader_epoch=3))
+    ctx.respond(dst, fetch, rpc.fetch_response(NONE, 5, 2, 0, 0, data))
+    ctx.poll()
+    assert ctx.r.log.end_offset == 0
+    assert ctx.vote_requests_sent(5, pre_vote=True) == [2]  # expectAndGrantPreVotes(epoch)
+    ctx._grant_all(5, pre_vote=True)  # noqa: SLF001
+    assert (ctx.role, ctx.epoch) == ("candidate", 6)
+
+
+@pytest.mark.kafka("KafkaRaftClientTest#testFetchResponseIgnoredAfterBecomingFollowerOfDifferentLeader")
+def test_fetch_response_ignored_after_becoming_follower_of_different_leader():
+    ctx = RaftContext(1, (1, 2, 3), elected=(5, 2))
+    ctx.assert_elected_leader(5, 2)
+    ((dst, fetch),) = ctx.requests(M.FetchRequest)
+    ctx.deliver(3, ctx.begin_epoch_request(6, 3))
+    ctx.assert_elected_leader(6, 3)
+    data = encode_batch(RecordBatch.build(0, [b"a", b"b"], timestamp_ms=0, leader_epoch=3))
+    ctx.respond(dst, fetch, rpc.fetch_response(NONE, 5, 2, 0, 0, data))
+    ctx.poll()
+    assert ctx.r.log.end_offset == 0
+    ctx.assert_elected_leader(6, 3)
+
+
+@pytest.mark.kafka("KafkaRaftClientTest#testDescribeQuorumNonLeader")
+def test_describe_quorum_non_leader():
+    ctx = RaftContext(1, (1, 2, 3), unknown_leader=2)
+    resp = ctx.deliver(2, rpc.describe_quorum_request())
+    assert resp.error_code == NONE
+    (topic,) = resp.topics
+    assert topic.topic_name == "__cluster_metadata"
+    (part,) = topic.partitions
+    assert (part.partition_index, part.error_code) == (0, NOT_LEADER_OR_FOLLOWER)
+    assert part.error_message == (
+        "For requests intended only for the leader, this error indicates that the broker is not "
+        "the current leader. For requests intended for any replica, this error indicates that "
+        "the broker is not a replica of the topic partition.")
+
+
+@pytest.mark.kafka("KafkaRaftClientTest#testLeaderAppendSingleMemberQuorum")
+def test_leader_append_single_member_quorum():
+    ctx = RaftContext(1, (1,))
+    ctx.assert_elected_leader(1, 1)
+    assert ctx.r.hw == 1
+    ctx.r.append([b"a", b"b", b"c"], ctx.now)
+    ctx.poll()
+    assert ctx.r.hw == 4
+    batches, offset, last_epoch = [], 0, 0
+    while True:
+        p = _fetch_part(ctx.deliver(2, ctx.fetch_request(1, 2, offset, last_epoch)))
+        assert (p.error_code, p.current_leader.leader_epoch, p.current_leader.leader_id) == \
+            (NONE, 1, 1)
+        fetched = [b for _, b in iter_batches(bytes(p.records))]
+        if not fetched:
+            break
+        batches += fetched
+        offset, last_epoch = fetched[-1].last_offset + 1, fetched[-1].partition_leader_epoch
+    assert len(batches) == 2
+    change_batch, data = batches
+    assert change_batch.is_control and len(change_batch.records) == 1
+    assert change_batch.max_timestamp == 0  # elected at the start
+    change = _leader_change(change_batch)
+    assert change.leader_id == 1 and [v.voter_id for v in change.voters] == [1]
+    assert [v.voter_id for v in change.granting_voters] == [1]
+    assert data.partition_leader_epoch == 1
+    assert [r.value for r in data.records] == [b"a", b"b", b"c"]
+
+
+@pytest.mark.kafka("KafkaRaftClientTest#testObserverUnattachedSendFetchToBootstrapServers")
+def test_observer_unattached_send_fetch_to_bootstrap_servers():
+    ctx = RaftContext(1, (2, 3))
+    ((dst, fetch),) = ctx.requests(M.FetchRequest)
+    assert dst in (2, 3)
+    p = rpc.fetch_partition(fetch.body)
+    assert (p.current_leader_epoch, p.fetch_offset, p.last_fetched_epoch) == (0, 0, 0)
+    ctx.assert_unknown_leader_no_vote(0)
+    ctx.respond(dst, fetch, rpc.fetch_response(FENCED_LEADER_EPOCH, 0, 2, 0))
+    ctx.assert_elected_leader(0, 2)
