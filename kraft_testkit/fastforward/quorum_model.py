@@ -156,6 +156,8 @@ class _Model(LeaderEvents, FollowerLoops, ReplicaLoops, DeadVoter, FastBrokers, 
         for p in lead.parked:
             if p.replica_id not in followers or p.src != p.replica_id:
                 raise NotModelled(f"a fetch from {p.src} is parked at the leader")
+            if any(q.node == p.replica_id for q in self.parked):  # one it sent unattached
+                raise NotModelled(f"two fetches from {p.src} are parked at the leader")
             self.parked.append(Parked(p.replica_id, p.partition.fetch_offset, p.deadline,
                                       PRE + len(self.parked)))
         # the earliest parked deadline: the poll looks at each parked fetch only when one is
