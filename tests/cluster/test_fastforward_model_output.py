@@ -23,16 +23,16 @@ from kraft_testkit.fastforward.model_digest import fingerprint
 from kraft_testkit.fastforward.quorum_model import predict_quorum
 
 RECORDED = {  # (brokers, seed, steps) -> (digest, events, why the stretch stopped)
-    (0, 1, False): ("4aca04f9beee0b65", 776, "log cleaner on 1000"),
-    (0, 1, True): ("7940ce40975db3a8", 776, "log cleaner on 1000"),
-    (0, 2, False): ("195e51a73f4cecd4", 783, "log cleaner on 1000"),
-    (4, 2, False): ("f19909ebfcaac378", 2079, "log cleaner on 0"),
-    (4, 2, True): ("911fe6ecbfaf6bf0", 2079, "log cleaner on 0"),
-    (4, 3, False): ("a9d686864a7fa033", 2119, "log cleaner on 0"),
-    (10, 1, False): ("f6cc688c7c80d907", 4028, "log cleaner on 0"),
-    (10, 1, True): ("10746fbc3df83b39", 4028, "log cleaner on 0"),
-    (10, 5, False): ("99ef48046c1b81a1", 4020, "log cleaner on 0"),
-    (10, 5, True): ("e507fa9c6ebb7ecd", 4020, "log cleaner on 0"),
+    (0, 1, False): ('3fbc3f3cfdb81d4d', 776, 'log cleaner on 1000'),
+    (0, 1, True): ('d6c75d7939664443', 776, 'log cleaner on 1000'),
+    (0, 2, False): ('27c361fb62430af4', 783, 'log cleaner on 1000'),
+    (4, 2, False): ('cbc48b1b833620df', 2118, 'log cleaner on 0'),
+    (4, 2, True): ('7de492ccd6fdf23f', 2118, 'log cleaner on 0'),
+    (4, 3, False): ('6db9cb43114ed935', 2069, 'log cleaner on 0'),
+    (10, 1, False): ('d595c7895647f437', 4074, 'log cleaner on 0'),
+    (10, 1, True): ('f9b8b5d12cf1d250', 4074, 'log cleaner on 0'),
+    (10, 5, False): ('8b5626efab269486', 4072, 'log cleaner on 0'),
+    (10, 5, True): ('1fa28b59a1f46e85', 4072, 'log cleaner on 0'),
 }
 
 
