@@ -6,7 +6,9 @@ were still e69517a's), and once more when a broker's answer that commits at a du
 became one its logic does not act on where the broker leads nothing (checked: with every
 answer's ``defer`` cleared the digests were the model's before), and once when the bootstrap
 stopped writing a ZkMigrationStateRecord (as Kafka 4.x: every offset one lower; the event
-counts and stop reasons were unchanged), 60 virtual s ahead of a cluster booted 10 s, with and
+counts and stop reasons were unchanged), and once when the Raft election dynamics became
+Kafka 4.2's (the cluster booted 10 s is another one; the model's code unchanged), 60 virtual s
+ahead of a cluster booted 10 s, with and
 without the leader's steps. The digest (``fastforward.model_digest.fingerprint``) covers every event with all its
 fields, the leader's steps, the NoOps, drains, messages in flight, the loops' final states
 and the links' counters. A change of the simulation itself (a link's draws, a timer's tie)
