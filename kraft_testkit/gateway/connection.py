@@ -17,6 +17,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 SOCKET_REQUEST_MAX_BYTES = 100 * 1024 * 1024  # socket.request.max.bytes
+#: requests one connection may have in the gateway at once (read, not yet answered). Kafka
+#: mutes a channel while its request is processed and the kernel's buffer holds the rest; the
+#: kit answers pipelined requests concurrently, up to this many, then stops reading
+MAX_QUEUED_REQUESTS = 64
+#: unsent response bytes after which a connection is not read until the client takes them
+MAX_UNSENT_BYTES = 8 * 1024 * 1024
 _SIZE = struct.Struct(">i")
 _HEAD = struct.Struct(">hhi")  # api key, api version, correlation id
 
@@ -49,6 +55,7 @@ class Connection:
     sasl: Any = None             # the SASL exchange state (gateway.sasl)
     close_after_write: bool = False  # Kafka closes after some answers (a failed SASL exchange)
     parked_until_ms: int | None = None  # virtual time runs to here for requests a silent node holds
+    reading: bool = True         # registered for reads (False while muted: memory bound)
 
     def next_frame(self) -> bytes | None:
         """The next whole request frame (size prefix included), or None while incomplete."""
@@ -63,6 +70,17 @@ class Connection:
         frame = bytes(self.inbuf[:4 + size])
         del self.inbuf[:4 + size]
         return frame
+
+    def wants_read(self) -> bool:
+        """Read more only while the connection's memory stays bounded: fewer than
+        MAX_QUEUED_REQUESTS in flight, fewer than MAX_UNSENT_BYTES unsent, and no whole frame
+        waiting (a frame's size, checked first, bounds what one frame can hold)."""
+        if len(self.slots) >= MAX_QUEUED_REQUESTS or len(self.outbuf) >= MAX_UNSENT_BYTES:
+            return False
+        if len(self.inbuf) < 4:
+            return True
+        (size,) = _SIZE.unpack_from(self.inbuf, 0)
+        return len(self.inbuf) < 4 + size
 
     def take_ready(self) -> None:
         """Move answered slots at the head of the queue to the output buffer, in order."""

@@ -39,6 +39,19 @@ def _min_insync(image: Any, topic: str) -> int:
     return 1
 
 
+#: ``message.max.bytes`` / ``max.message.bytes`` default: 1 MiB plus the log overhead
+MAX_MESSAGE_BYTES_DEFAULT = 1024 * 1024 + 12
+
+
+def _max_message_bytes(image: Any, topic: str) -> int:
+    """The largest record batch the topic takes (its ``max.message.bytes``, else the cluster's
+    ``message.max.bytes``), as Kafka's UnifiedLog checks each appended batch."""
+    value = image.configs.topic(topic).get("max.message.bytes")
+    if value is None:
+        value = image.configs.broker("").get("message.max.bytes")
+    return MAX_MESSAGE_BYTES_DEFAULT if value is None else int(value)
+
+
 class PartitionView:
     """One partition as the serving broker sees it: its local replica and its leader epoch."""
 
@@ -105,6 +118,10 @@ def produce(ctx: RequestContext, req: Any) -> Any:
                 except CorruptBatch as e:
                     ctx.gateway.log_line(f"node {ctx.node}: produce to {t.name}-{p.index}: {e}")
                     code = E.CORRUPT_MESSAGE
+                else:
+                    limit = _max_message_bytes(image, t.name)
+                    if any(len(b) > limit for b in batches):
+                        code = E.MESSAGE_TOO_LARGE
             if code != E.NONE:
                 answers[(t.name, p.index)] = _produce_answer(ctx, view, code, -1)
                 continue

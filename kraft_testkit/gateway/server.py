@@ -42,7 +42,7 @@ from kraft_testkit.sim.errors import InvariantViolation
 from kraft_testkit.sim.rng import RngTree
 
 from . import apis, autojump
-from .connection import BadFrame, Connection, Slot, read_head
+from .connection import MAX_QUEUED_REQUESTS, BadFrame, Connection, Slot, read_head
 from .context import Pending, RequestContext
 from .data_plane import DataPlane
 from .fit import fit_to_version
@@ -303,13 +303,28 @@ class Gateway:
             if state == "silent":
                 continue
             try:
-                while (frame := conn.next_frame()) is not None:
+                while len(conn.slots) < MAX_QUEUED_REQUESTS and \
+                        (frame := conn.next_frame()) is not None:
                     self._handle_frame(conn, frame)
             except BadFrame as e:
                 self._drop(conn, str(e))
                 continue
             self._poll_slots(conn)
             self._write(conn)
+        for conn in list(self._conns.values()):
+            self._mute_or_unmute(conn)
+
+    def _mute_or_unmute(self, conn: Connection) -> None:
+        """Stop reading a connection whose queue or unsent answers are full (the kernel's
+        buffer and TCP flow control hold the client back, as Kafka's muted channels do)."""
+        if conn.closed:
+            return
+        wants = conn.wants_read()
+        if wants and not conn.reading:
+            self._selector.register(conn.sock, selectors.EVENT_READ)
+        elif conn.reading and not wants:
+            self._selector.unregister(conn.sock)
+        conn.reading = wants
 
     def _poll_slots(self, conn: Connection) -> None:
         now_wall = time.monotonic()
@@ -358,10 +373,11 @@ class Gateway:
             self.log_line(f"closing {conn.peer} -> node {conn.node}: {reason}")
         conn.closed = True
         self._conns.pop(conn.sock, None)
-        try:
-            self._selector.unregister(conn.sock)
-        except (KeyError, ValueError):
-            pass
+        if conn.reading:
+            try:
+                self._selector.unregister(conn.sock)
+            except (KeyError, ValueError):
+                pass
         conn.sock.close()
 
     # ------------------------------------------------------------------ requests
