@@ -3,12 +3,15 @@
 * a frame above ``socket.request.max.bytes`` is refused from its size alone (the body is never
   read) and only that connection closes;
 * a record batch above ``max.message.bytes`` gets MESSAGE_TOO_LARGE;
+* a CreateTopics asking for 2**31-1 partitions is answered
+  with the controller's error, and every listener serves on with the process's memory flat;
 * a client that pipelines requests without reading answers is held back (the gateway stops
   reading it), so one connection's memory stays bounded;
 """
 
 from __future__ import annotations
 
+import resource
 import struct
 import threading
 import time
@@ -96,3 +99,23 @@ def test_a_connection_to_a_silent_node_holds_at_most_one_frame(kraft_bootstrap, 
     sender.join(10)
     client.close()
     _every_listener_answers(kraft_bootstrap, kraft_cluster)
+
+
+def _rss_mb() -> float:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * resource.getpagesize() / 2**20
+
+
+def test_a_create_topics_for_two_billion_partitions_is_refused(kraft_bootstrap, kraft_cluster):
+    before = _rss_mb()
+    client = RawClient(port_of(kraft_bootstrap.bootstrap_servers), timeout=60)
+    R = M.CreateTopicsRequest
+    answer = client.request(R(topics=(R.CreatableTopic(
+        name="huge", num_partitions=2147483647, replication_factor=3),), timeout_ms=30_000), 7)
+    result = answer.topics[0]
+    assert result.error_code == ErrorCode.POLICY_VIOLATION, result
+    client.close()
+    assert kraft_cluster.metadata.topic("huge") is None
+    _every_listener_answers(kraft_bootstrap, kraft_cluster)
+    assert _rss_mb() - before < 100
+    assert kraft_bootstrap.handler_errors == []
