@@ -51,6 +51,9 @@ class NodeConfig:
     # the lowest metadata.version a node announces: Kafka 4.x's MINIMUM_VERSION (3.3-IV3); a
     # Cluster formatted below it (the kit's 3.x emulation) lowers it to 3.0-IV1
     supported_metadata_version_min: int = 7
+    # group coordinator (the gateway's): the __consumer_offsets topic it creates
+    offsets_topic_num_partitions: int = 50
+    offsets_topic_replication_factor: int = 3
 
     @classmethod
     def from_kafka(cls, overrides: Mapping[str, object] | None = None, *,
@@ -123,6 +126,8 @@ KEYS: dict[str, tuple[str, type, int]] = {
     "testkit.broker.reregister.on.stale.epoch": ("broker_reregister_on_stale_epoch", bool, 0),
     # the kit's own key (not Kafka's): the floor of the metadata.version range nodes announce
     "testkit.supported.metadata.version.min": ("supported_metadata_version_min", int, 1),
+    "offsets.topic.num.partitions": ("offsets_topic_num_partitions", int, 1),
+    "offsets.topic.replication.factor": ("offsets_topic_replication_factor", int, 1),
 }
 assert {a for a, _, _ in KEYS.values()} == {f.name for f in fields(NodeConfig)}
 

@@ -95,6 +95,9 @@ class Gateway:
         #: the committed offset at which a client's Metadata wait last ran out: waiting again
         #: before the metadata moves would only burn virtual time
         self.futile_metadata_wait = -1
+        #: virtual ms the gateway jumped over while clients waited (group sessions skip them)
+        self.autojumped_ms = 0
+        self.groups: Any = None  # the group coordinator (gateway/groups), made on first use
 
     # ------------------------------------------------------------------ addresses
 
@@ -176,7 +179,9 @@ class Gateway:
             try:
                 yield self.cluster
                 if self.speed is None:  # what the test did is what the clients see next
+                    before = self.cluster.now_ms
                     autojump.settle(self.cluster)
+                    self.autojumped_ms += self.cluster.now_ms - before
             finally:
                 self._reanchor()
 
@@ -250,6 +255,8 @@ class Gateway:
                         self._on_ready(key.fileobj)
                     self._serve_all()      # new requests: answers, or waits
                     self._advance_time()   # the simulation moves for the waits
+                    if self.groups is not None:
+                        self.groups.tick()  # sessions and rebalances whose time came
                     self._serve_all()      # what became ready goes out now
                 except Exception as e:  # a bug or an invariant violation: stop, tell the test
                     self.failure = e
@@ -474,10 +481,12 @@ class Gateway:
             return any(p.poll() is not None for p in waits) or \
                 any(self._node_state(conn.node) != "silent" for conn in parked)
 
+        before = sim.now_ms
         try:
             sim.run_until(answered, min(deadlines) - sim.now_ms)
         except NoProgress:
             pass
+        self.autojumped_ms += sim.now_ms - before
 
     def _parked(self, now_ms: int) -> list[Connection]:
         """Connections holding requests a silent node (paused, cut off) has not read: virtual

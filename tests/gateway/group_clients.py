@@ -1,0 +1,157 @@
+"""A consumer group member per client library, each polling in its own thread (a member must
+keep polling to take part in a rebalance), driven by the tests with plain method calls."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Callable
+
+
+class Member:
+    """One group member: ``records`` it got, its current ``assignment``; ``commit()`` commits
+    what it consumed (synchronously, in its thread), ``close()`` leaves the group."""
+
+    def __init__(self, bootstrap: str, group: str, topic: str, name: str) -> None:
+        self.bootstrap, self.group, self.topic, self.name = bootstrap, group, topic, name
+        self.records: list[tuple[int, int, str]] = []   # (partition, offset, value)
+        self.assignment: frozenset[int] = frozenset()
+        self.errors: list[str] = []
+        self._commit = threading.Event()
+        self._committed = threading.Event()
+        self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self.thread = threading.Thread(target=self._run, name=f"member-{name}", daemon=True)
+        self.thread.start()
+
+    def commit(self, timeout_s: float = 60) -> None:
+        self._committed.clear()
+        self._commit.set()
+        if not self._committed.wait(timeout_s):
+            raise AssertionError(f"{self.name}: commit not done in {timeout_s} s; {self.errors}")
+        assert not self.errors, self.errors
+
+    def close(self, timeout_s: float = 60) -> None:
+        self._stop.set()
+        self.thread.join(timeout_s)
+        assert not self.thread.is_alive(), f"{self.name} did not close"
+
+    def _got(self, partition: int, offset: int, value: bytes) -> None:
+        with self._lock:
+            self.records.append((partition, offset, value.decode()))
+
+    def _run(self) -> None:
+        raise NotImplementedError
+
+
+class ConfluentMember(Member):
+    def _run(self) -> None:
+        import confluent_kafka as ck
+
+        c = ck.Consumer({"bootstrap.servers": self.bootstrap, "group.id": self.group,
+                         "auto.offset.reset": "earliest", "enable.auto.commit": False,
+                         "client.id": self.name, "session.timeout.ms": 30_000,
+                         "heartbeat.interval.ms": 500, "topic.metadata.refresh.interval.ms": 1000})
+        c.subscribe([self.topic], on_assign=lambda _, parts: self._assigned(parts),
+                    on_revoke=lambda _, parts: self._assigned([]))
+        try:
+            while not self._stop.is_set():
+                m = c.poll(0.1)
+                if m is not None:
+                    if m.error() is None:
+                        self._got(m.partition(), m.offset(), m.value())
+                    elif not m.error().retriable():
+                        self.errors.append(str(m.error()))
+                if self._commit.is_set():
+                    self._commit.clear()
+                    self._retry(lambda: c.commit(asynchronous=False))
+                    self._committed.set()
+        finally:
+            c.close()
+
+    def _assigned(self, parts) -> None:
+        self.assignment = frozenset(tp.partition for tp in parts)
+
+    def _retry(self, fn: Callable[[], object]) -> None:
+        """A commit caught in a coordinator move fails retriably: a real application retries."""
+        for _ in range(50):
+            try:
+                fn()
+                return
+            except Exception as e:  # noqa: BLE001 (the client's own exception types)
+                last = e
+                time.sleep(0.2)
+        self.errors.append(repr(last))
+
+
+class KafkaPythonMember(Member):
+    def _run(self) -> None:
+        import kafka
+
+        c = kafka.KafkaConsumer(self.topic, bootstrap_servers=self.bootstrap,
+                                group_id=self.group, client_id=self.name,
+                                auto_offset_reset="earliest", enable_auto_commit=False,
+                                session_timeout_ms=30_000, heartbeat_interval_ms=500,
+                                metadata_max_age_ms=1000)
+        try:
+            while not self._stop.is_set():
+                for records in c.poll(timeout_ms=100).values():
+                    for r in records:
+                        self._got(r.partition, r.offset, r.value)
+                self.assignment = frozenset(tp.partition for tp in c.assignment())
+                if self._commit.is_set():
+                    self._commit.clear()
+                    ConfluentMember._retry(self, c.commit)
+                    self._committed.set()
+        finally:
+            c.close()
+
+
+class AiokafkaMember(Member):
+    def _run(self) -> None:
+        asyncio.run(self._main())
+
+    async def _main(self) -> None:
+        import aiokafka
+
+        c = aiokafka.AIOKafkaConsumer(self.topic, bootstrap_servers=self.bootstrap,
+                                      group_id=self.group, client_id=self.name,
+                                      auto_offset_reset="earliest", enable_auto_commit=False,
+                                      session_timeout_ms=30_000, heartbeat_interval_ms=500,
+                                      metadata_max_age_ms=1000)
+        await c.start()
+        try:
+            while not self._stop.is_set():
+                batches = await c.getmany(timeout_ms=100)
+                for records in batches.values():
+                    for r in records:
+                        self._got(r.partition, r.offset, r.value)
+                self.assignment = frozenset(tp.partition for tp in c.assignment())
+                if self._commit.is_set():
+                    self._commit.clear()
+                    for _ in range(50):
+                        try:
+                            await c.commit()
+                            break
+                        except Exception as e:  # noqa: BLE001 (aiokafka's own errors)
+                            last = e
+                            await asyncio.sleep(0.2)
+                    else:
+                        self.errors.append(repr(last))
+                    self._committed.set()
+        finally:
+            await c.stop()
+
+
+MEMBERS = {"confluent": ConfluentMember, "kafka-python": KafkaPythonMember,
+           "aiokafka": AiokafkaMember}
+
+
+def wait_for(what: Callable[[], bool], timeout_s: float, describe: Callable[[], str]) -> None:
+    """Wait in wall time (clients run on it) for ``what()``; fail with ``describe()``."""
+    deadline = time.monotonic() + timeout_s
+    while not what():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"not reached in {timeout_s} s: {describe()}")
+        time.sleep(0.05)
