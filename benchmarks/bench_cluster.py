@@ -1,4 +1,4 @@
-"""Whole-cluster benchmarks (issue 4): boot, failover, an idle hour, and a 100k-partition image.
+"""Whole-cluster benchmarks: boot, failover, an idle hour, and a 100k-partition image.
 
 Run ``python benchmarks/bench_cluster.py`` from the repository root (``--quick`` for a short run,
 ``--repeat N`` for more best-of repeats, ``--only boot,failover,hour,image`` to pick parts).

@@ -1,4 +1,4 @@
-"""The faces' costs (issue 11): async drive vs sync, a wall clock, Faker names, HTML timelines.
+"""The faces' costs: async drive vs sync, a wall clock, Faker names, HTML timelines.
 
 Run ``python benchmarks/bench_faces.py`` from the repository root (``--repeat N`` best-of
 repeats, default 5; ``--quick`` for 2). CPU time (``time.process_time``) of each case, best and

@@ -1,4 +1,4 @@
-"""What following Kafka 4.2 costs (issue 8): the 4.2-IV1 default against 3.7-IV4, and snapshots on
+"""What following Kafka 4.2 costs: the 4.2-IV1 default against 3.7-IV4, and snapshots on
 every node.
 
 Run ``python benchmarks/bench_fidelity.py`` from the repository root (``--repeat N``, default 5).

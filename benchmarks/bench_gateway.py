@@ -1,4 +1,4 @@
-"""The loopback gateway (issue 13): requests per second over a socket against the same work
+"""The loopback gateway: requests per second over a socket against the same work
 through the in-process API.
 
 Run ``python benchmarks/bench_gateway.py`` from the repository root (``--quick`` for a short

@@ -10,6 +10,11 @@
 Everything runs under the simulator's virtual clock, so a 30-second failover takes
 milliseconds of wall time, and the same seed replays the same run (``c.trace.digest()``).
 Controllers get node ids 1000, 1001, ... (as in Kafka's test harness); brokers 0, 1, ...
+
+Size: this is the one class a test holds, so every public verb lives here, each a few lines
+that check their arguments and hand the work to the module that owns it (admin_ops,
+voter_ops, faults, views, sim). Splitting it would scatter the surface users read, not
+the logic, which is already elsewhere.
 """
 
 from __future__ import annotations

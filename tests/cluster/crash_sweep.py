@@ -1,5 +1,5 @@
 """One seed of the crash sweep: a tmpdir cluster under writes, crashed in every way a disk allows,
-then reopened; every committed record must be back (issue 8 bug 1, issue 9 section 1).
+then reopened; every committed record must be back.
 
 A seed drives the run (the harness's choices come from ``random.Random(seed)``; the cluster's
 own from its seed): topics are created while nodes are killed (torn tails allowed), crashed in

@@ -3,7 +3,7 @@
 snapshot, and a retention clean (segments and older snapshots deleted). The same seed runs once
 to find the step, then once per operation with ``faults.crash_in_writes`` armed to strike right
 there; the node comes back, catches up, and the whole cluster is reopened from its directories:
-nothing committed is lost, no node refuses its files, invariants on throughout (issue 9, 4)."""
+nothing committed is lost, no node refuses its files, invariants on throughout."""
 
 from __future__ import annotations
 

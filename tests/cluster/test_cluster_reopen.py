@@ -1,4 +1,4 @@
-"""Reopening a cluster on its directories, and damaged files on one node (issue 8, bugs 1 and 4).
+"""Reopening a cluster on its directories, and damaged files on one node.
 
 A ``Cluster`` made on a ``data_dir`` that already holds a cluster is that cluster again: every
 committed record is back (the topics and their assignments), whether the last run ended cleanly,

@@ -1,6 +1,6 @@
 """A tmpdir cluster's metadata log in Kafka's layout, through the public API: segments that roll
 with their indexes (read by ``kraft-testkit dump-log``), snapshot retention by size and by age,
-and a node that refuses to start on an unformatted folder (issue 9, sections 1 and 4)."""
+and a node that refuses to start on an unformatted folder."""
 
 from __future__ import annotations
 

@@ -49,7 +49,7 @@ def test_unknown_features_and_levels_are_refused_at_bootstrap():
 
 
 def test_a_non_finalized_feature_level_is_refused():
-    """Issue 8: a feature at a level nobody supports was accepted; Kafka refuses it."""
+    """A feature at a level nobody supports is refused, as Kafka refuses it."""
     c = Cluster(1, 1, seed=5)
     with pytest.raises(KafkaApiError, match="INVALID_UPDATE_VERSION.*does not support this"):
         c.update_feature("no.such.version", 1)

@@ -1,4 +1,4 @@
-"""The idle model's full output is what it was before it was made cheaper (issue 12, the
+"""The idle model's full output is what it was before it was made cheaper (the
 model's cost): the digests below were recorded with the model at commit e69517a (before any
 of the speed-ups), then re-recorded once when a voter's fetch that moves only the leader's
 record of it got its ``narrow`` wake-ups too (checked: with those fields cleared the digests

@@ -1,5 +1,5 @@
 """A voter's fetch at the leader that moves nothing but the leader's record of that voter is
-applied by the fetch handler alone in a warp (``Computed.narrow`` on a voter's fetch, issue 12: the
+applied by the fetch handler alone in a warp (``Computed.narrow`` on a voter's fetch: the
 leader's events off the node's full path). Against stepping, the leader's record of every
 voter (end offset, last fetch and caught-up times), the check-quorum deadline, the parked
 fetches and the wake-ups end the same; a planted bug in either half (the record, the
