@@ -65,7 +65,7 @@ class ConfluentMember(Member):
                         self.errors.append(str(m.error()))
                 if self._commit.is_set():
                     self._commit.clear()
-                    self._retry(lambda: c.commit(asynchronous=False))
+                    self._retry(lambda: _commit_stored(ck, c))
                     self._committed.set()
         finally:
             c.close()
@@ -83,6 +83,17 @@ class ConfluentMember(Member):
                 last = e
                 time.sleep(0.2)
         self.errors.append(repr(last))
+
+
+def _commit_stored(ck, consumer) -> None:
+    """librdkafka's commit() raises _NO_OFFSET when the member read nothing since it was
+    assigned its partitions (the other member read them before the split): nothing to commit,
+    as an application treats it, not a failure."""
+    try:
+        consumer.commit(asynchronous=False)
+    except ck.KafkaException as e:
+        if e.args[0].code() != ck.KafkaError._NO_OFFSET:
+            raise
 
 
 class KafkaPythonMember(Member):
