@@ -37,28 +37,33 @@ def _leader_of_quorum(cluster: Any) -> int | None:
     return None if active is None else active.id
 
 
+def _lags(cluster: Any, n: int, leader: int, target: int) -> bool:
+    """Broker ``n`` runs, can reach the active controller ``leader`` and has not replayed up to
+    ``target`` (it will catch up by itself, given time)."""
+    process = cluster.sim.process(n)
+    if not process.up or process.state.value != "running":
+        return False
+    network = cluster.sim.network
+    if network.blocked(n, leader) or network.blocked(leader, n):
+        return False
+    return process.machine.metadata_offset < target
+
+
 def lagging_brokers(cluster: Any) -> list[int]:
     """Running brokers that can reach the active controller but have not replayed everything
-    it committed (they will catch up by themselves, given time)."""
+    it committed."""
     leader = _leader_of_quorum(cluster)
     if leader is None:
         return []
     target = cluster.metadata.provenance.offset
-    network = cluster.sim.network
-    out = []
-    for n in cluster.broker_ids:
-        process = cluster.sim.process(n)
-        if not process.up or process.state.value != "running":
-            continue
-        if network.blocked(n, leader) or network.blocked(leader, n):
-            continue
-        if process.machine.metadata_offset < target:
-            out.append(n)
-    return out
+    return [n for n in cluster.broker_ids if _lags(cluster, n, leader, target)]
 
 
 def broker_lags(cluster: Any, broker: int) -> bool:
-    return broker in lagging_brokers(cluster)
+    """:func:`lagging_brokers` for one broker, without looking at the others."""
+    leader = _leader_of_quorum(cluster)
+    return leader is not None and _lags(cluster, broker, leader,
+                                        cluster.metadata.provenance.offset)
 
 
 def down(cluster: Any, node: int) -> bool:
@@ -69,13 +74,19 @@ def down(cluster: Any, node: int) -> bool:
 
 def leads_nothing_dead(cluster: Any, image: Any, wanted: list | None) -> bool:
     """True when no partition of the ``wanted`` topics (names or ids; every topic: None) names
-    a leader that is down in ``image``: a client would be sent to a closed door."""
+    a leader that is down in ``image``: a client would be sent to a closed door.
+
+    Polled after every event while a Metadata request waits, so it looks at the brokers first
+    and walks partitions only while some broker is down."""
+    dead = {n for n in cluster.broker_ids if down(cluster, n)}
+    if not dead:
+        return True
     topics = list(image.topics) if wanted is None else [image.topic(w) for w in wanted]
     for topic in topics:
         if topic is None:
             continue
         for reg in topic.partitions.values():
-            if reg.leader >= 0 and down(cluster, reg.leader):
+            if reg.leader in dead:
                 return False
     return True
 
