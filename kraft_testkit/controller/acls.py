@@ -22,12 +22,10 @@ from ..protocol import messages as M
 from ..protocol.error_codes import ErrorCode
 from ..protocol.frames import MetadataRecord
 from ..protocol.uuid import Uuid
-from .result import ControllerContext, ControllerResult, record
+from .result import MAX_RECORDS_PER_USER_OP, ControllerContext, ControllerResult, record
 
 CLUSTER_NAME = "kafka-cluster"
 WILDCARD_RESOURCE = "*"
-#: ``QuorumController.MAX_RECORDS_PER_USER_OP``: the most ACLs one request may create or delete
-MAX_RECORDS_PER_USER_OP = 10_000
 
 
 class ResourceType(IntEnum):

@@ -20,6 +20,10 @@ from ..protocol.frames import MetadataRecord
 
 R = TypeVar("R")
 
+#: ``QuorumController.MAX_RECORDS_PER_USER_OP``: the most records one user operation may write
+#: (topics, partitions, ACLs alike: Kafka bounds each operation's record list)
+MAX_RECORDS_PER_USER_OP = 10_000
+
 
 @dataclass(frozen=True, slots=True)
 class ControllerResult(Generic[R]):

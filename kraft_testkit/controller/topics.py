@@ -24,7 +24,7 @@ from .partition_change import PartitionChangeError
 from .configs import clear_elr_records
 from .java_random import hash_map_order, string_hash
 from .placement import PLACEMENT_RANDOM_KEY, UsableBroker, place_replicas, usable_brokers
-from .result import ControllerContext, ControllerResult, record
+from .result import MAX_RECORDS_PER_USER_OP, ControllerContext, ControllerResult, record
 from .topic_configs import InvalidConfig, effective_topic_configs, validate_new_topic_configs
 
 TOPIC_RESOURCE = 2                 # ConfigResource.Type.TOPIC
@@ -32,8 +32,6 @@ CLUSTER_METADATA_TOPIC = "__cluster_metadata"
 #: ``ReplicationControlManager.MAX_PARTITIONS_PER_BATCH``: the most partitions one CreateTopics
 #: may ask for (checked before anything is placed)
 MAX_PARTITIONS_PER_BATCH = 10_000
-#: ``QuorumController.MAX_RECORDS_PER_USER_OP``: the most records one user operation may write
-MAX_RECORDS_PER_USER_OP = 10_000
 TOO_MANY_PARTITIONS = "Excessively large number of partitions per request."
 TOO_MANY_RECORDS = "Unable to perform excessively large batch operation."
 K = TypeVar("K")
