@@ -22,7 +22,7 @@ from __future__ import annotations
 import os
 import tempfile
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -35,9 +35,8 @@ from .voter_ops import VoterOps
 from .errors import ConfigError, KraftError, StorageError
 from .handles import BrokerStatus, NodeHandle, node_id
 from .metadata import MetadataImage
-from .protocol import messages as M
 from .protocol.codegen import Message
-from .protocol.error_codes import ErrorCode, KafkaApiError
+from .protocol.error_codes import ErrorCode
 from .protocol.records import iter_batches
 from .protocol.uuid import Uuid
 from .quorum import NetworkControl

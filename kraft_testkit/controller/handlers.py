@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ..metadata import NO_LEADER, changed_topics
 from ..protocol import messages as M
-from . import (acls, bootstrap, cluster, configs, features, log_dirs, noop, producer_ids,
+from . import (acls, bootstrap, cluster, configs, log_dirs, noop, producer_ids,
                quotas, replication, scram, tokens)
 from .quorum_controller import QuorumController, handles
 from .result import ControllerContext, ControllerResult

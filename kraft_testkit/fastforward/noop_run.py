@@ -38,7 +38,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from crc32c import crc32c
 
 from kraft_testkit.controller.noop import noop_interval_ms
 from kraft_testkit.fastforward.bulk import InexactFastForward

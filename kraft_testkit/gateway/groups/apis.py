@@ -18,11 +18,9 @@ from kraft_testkit.protocol.error_codes import ErrorCode
 from .. import autojump
 from ..context import Pending, RequestContext
 from ..forwarding import ControllerCall
-from . import records
 from .coordinator import (
     GROUP_MAX_SESSION_TIMEOUT_MS,
     GROUP_MIN_SESSION_TIMEOUT_MS,
-    OFFSET_METADATA_MAX_BYTES,
     OFFSETS_TOPIC,
     GroupCoordinator,
     Shard,
