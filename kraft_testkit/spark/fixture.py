@@ -13,11 +13,12 @@ if TYPE_CHECKING:
 
 
 def session_or_skip() -> Iterator["SparkSession"]:
-    """Yield the run's one local session, stopping it at the end; skip (with the reason) when
+    """Yield the run's one local session, stopping it at the end (and then writing the Spark
+    class-data archive if this run is the one building it); skip (with the reason) when
     Spark cannot start here. Any other failure to start is an error, never a silent skip."""
     import pytest
 
-    from .session import local_session
+    from .session import finish_archive, local_session
 
     try:
         spark = local_session()
@@ -29,6 +30,7 @@ def session_or_skip() -> Iterator["SparkSession"]:
         for query in spark.streams.active:
             query.stop()
         spark.stop()
+        finish_archive()  # when this run built the class-data archive: put it in place now
 
 
 def child_session(spark: "SparkSession", conf: Mapping[str, object]) -> "SparkSession":

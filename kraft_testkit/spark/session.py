@@ -9,7 +9,6 @@ the running interpreter before the JVM starts.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import shutil
@@ -20,6 +19,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import ConfigError
+from . import cds as _cds
+from .cds import DEFAULT_CDS_DIR, SHORT_RUN_JVM_FLAGS  # noqa: F401 - part of this module's face
 from .errors import SparkUnavailable
 
 if TYPE_CHECKING:
@@ -28,10 +29,6 @@ if TYPE_CHECKING:
 SUPPORTED_JAVA = (17, 21)
 INSTALL_HINT = ("install Java 17 or 21 (Debian/Ubuntu: apt-get install -y "
                 "openjdk-17-jre-headless) or point JAVA_HOME at one")
-#: JVM flags for short runs: C1-only JIT and the serial collector start faster and use less memory.
-SHORT_RUN_JVM_FLAGS = "-XX:+UseSerialGC -XX:TieredStopAtLevel=1"
-#: Where the AppCDS archive lives unless ``KRAFT_SPARK_CDS_DIR`` says otherwise.
-DEFAULT_CDS_DIR = Path.home() / ".cache" / "kraft_testkit" / "spark-cds"
 
 TEST_CONF: dict[str, str] = {
     "spark.ui.enabled": "false",
@@ -102,34 +99,22 @@ def check_pyspark() -> None:
 def cds_archive_path(java: str, cds_dir: Path | None = None) -> Path:
     """The AppCDS archive for this JDK, this pyspark and this interpreter (an archive is only
     valid for the exact JDK build and class path it was made with)."""
-    import pyspark
-
-    _, line = java_version(java)
-    key = "|".join([os.path.realpath(java), line, pyspark.__version__, sys.prefix])
-    digest = hashlib.sha256(key.encode()).hexdigest()[:16]
-    base = cds_dir or Path(os.environ.get("KRAFT_SPARK_CDS_DIR") or DEFAULT_CDS_DIR)
-    return base / f"spark-{pyspark.__version__}-{digest}.jsa"
+    return _cds.archive_path(java, java_version(java)[1], cds_dir)
 
 
 def jvm_flags(java: str, cds: str = "auto") -> str:
     """Driver JVM flags: short-run flags, plus the AppCDS archive when ``cds`` allows it.
 
-    ``cds``: ``"auto"`` uses the archive when it exists, ``"build"`` writes it when this JVM exits
-    (once; the run after is the fast one), ``"off"`` never touches it. A stale or foreign archive
-    is ignored by the JVM, which then starts normally.
+    ``cds``: ``"auto"`` maps the archive when it is whole and otherwise has this JVM build it
+    (written when the session ends, renamed into place only once whole: spark/cds.py);
+    ``"build"`` is the same; ``"off"`` never touches it. A stale or foreign archive is ignored
+    by the JVM, which then starts normally.
     """
-    if cds not in ("auto", "build", "off"):
+    if cds not in _cds.MODES:
         raise SparkUnavailable(f"cds must be 'auto', 'build' or 'off', got {cds!r}")
-    flags = SHORT_RUN_JVM_FLAGS
     if cds == "off":
-        return flags
-    archive = cds_archive_path(java)
-    if archive.is_file() and archive.stat().st_size > 0:
-        return f"{flags} -XX:SharedArchiveFile={archive} -Xshare:auto -Xlog:cds=off"
-    if cds == "build":
-        archive.parent.mkdir(parents=True, exist_ok=True)
-        return f"{flags} -XX:ArchiveClassesAtExit={archive} -Xlog:disable"
-    return flags
+        return SHORT_RUN_JVM_FLAGS
+    return _cds.flags(cds, cds_archive_path(java))
 
 
 def prepare_environment(java: str) -> None:
@@ -165,13 +150,18 @@ def local_session(master: str = "local[2]", *, app_name: str = "kraft-testkit",
                           f"that session on, or stop it before asking for {master}")
     settings = dict(TEST_CONF)
     cds = cds or os.environ.get("KRAFT_SPARK_CDS", "auto")
-    settings["spark.driver.extraJavaOptions"] = jvm_flags(java, cds)
+    if SparkContext._gateway is None:  # JVM flags count only when this call starts the JVM
+        settings["spark.driver.extraJavaOptions"] = jvm_flags(java, cds)
     settings.update({k: str(v).lower() if isinstance(v, bool) else str(v)
                      for k, v in conf.items()})
     builder = SparkSession.builder.master(master).appName(app_name)
     for key, value in settings.items():
         builder = builder.config(key, value)
-    spark = builder.getOrCreate()
+    try:
+        spark = builder.getOrCreate()
+    except BaseException:
+        _cds.cancel()
+        raise
     spark.sparkContext.setLogLevel("ERROR")
     register(spark)
     return spark
@@ -190,12 +180,18 @@ def register(spark: "SparkSession") -> None:
             raise
 
 
+def finish_archive() -> Path | None:
+    """Stop this process's JVM and put the class-data archive it wrote in place (when this
+    process was building one; else None). The pytest fixture calls it when its session ends."""
+    return _cds.finish()
+
+
 def _build_archive() -> int:
     """``python -m kraft_testkit.spark.session --build-cds``: start a session, run a query and a
-    Python worker, and exit so the JVM writes the AppCDS archive."""
+    Python worker, stop the JVM and return once the AppCDS archive is whole and in place."""
     java = check_java()
     archive = cds_archive_path(java)
-    if archive.is_file():
+    if _cds.is_whole(archive):
         print(f"AppCDS archive already there: {archive}")
         return 0
     spark = local_session(cds="build")
@@ -207,8 +203,12 @@ def _build_archive() -> int:
         Cluster(controllers=1, brokers=1, seed=0).dump_log(f"{tmp}/00000000000000000000.log")
         spark.range(1000).selectExpr("id % 3 AS k").groupBy("k").count().collect()
         spark.read.format("kraft-metadata").load(tmp).groupBy("record_type").count().collect()
-    spark.stop()
-    print(f"AppCDS archive will be written at exit: {archive}")
+    written = finish_archive()
+    if written is None:
+        print(f"no AppCDS archive written (another process may be building it): {archive}",
+              file=sys.stderr)
+        return 1
+    print(f"AppCDS archive written: {written} ({written.stat().st_size / 1e6:.0f} MB)")
     return 0
 
 
