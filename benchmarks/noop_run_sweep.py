@@ -33,7 +33,7 @@ def main() -> None:
         if seed % 3 == 0:
             cfg["metadata.log.max.snapshot.interval.ms"] = 7_000
         if seed % 4 == 0:
-            cfg.update({"metadata.log.segment.min.bytes": 12, "metadata.log.segment.bytes": 1_500,
+            cfg.update({"internal.metadata.log.segment.bytes": 1_500,
                         "log.index.interval.bytes": 200})
         opts = {"combined": True} if seed % 7 == 0 else {}
         a, b = T._twins(seed, 2 + seed % 5, cfg, **opts)

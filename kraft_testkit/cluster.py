@@ -41,7 +41,7 @@ from .protocol.records import iter_batches
 from .protocol.uuid import Uuid
 from .quorum import NetworkControl
 from .raft import rpc
-from .raft.config import KEYS as RAFT_KEYS
+from .raft.config import KEYS as RAFT_KEYS, removed_hint
 from .raft.config import RaftConfig
 from .raft.state import META_PROPERTIES
 from .sim import LinkProfile, NoProgress, Simulation
@@ -79,7 +79,8 @@ def split_configs(configs: Mapping[str, object] | None) -> tuple[dict, dict]:
             node[key] = value
         else:
             known = sorted(set(RAFT_KEYS) | set(NODE_KEYS))
-            raise ConfigError(f"unknown configuration key {key!r}; known keys: {', '.join(known)}")
+            raise ConfigError(f"unknown configuration key {key!r}{removed_hint(key)}; "
+                              f"known keys: {', '.join(known)}")
     return raft, node
 
 
@@ -168,6 +169,10 @@ class Cluster(VoterOps, SimulationFacade, AdminOperations):
                 tempfile.mkdtemp(prefix="kraft-testkit-")
         self.metadata_version = _checked_metadata_version(metadata_version, features,
                                                           self.config)
+        # what `kafka-storage format` writes in every node's metadata log directory
+        # (Formatter#doFormat); the kit's controllers take the same levels from the arguments
+        self._bootstrap_file = _bootstrap_checkpoint(self.metadata_version, features,
+                                                     self.config, self.raft_config)
         if "testkit.supported.metadata.version.min" not in node_overrides:
             # below 3.3-IV3 (which 4.x cannot run) the nodes are 3.x software: they announce
             # metadata.version from 3.0-IV1
@@ -242,6 +247,7 @@ class Cluster(VoterOps, SimulationFacade, AdminOperations):
                 directory_id=self.directory_ids[ctx.node_id], rack=self.racks.get(ctx.node_id),
                 host=hosts.get(ctx.node_id), kraft_version=kraft_version,
                 bootstrap_servers=list(self.controller_ids) if kraft_version else None,
+                bootstrap_checkpoint=self._bootstrap_file,
                 controller_factory=lambda nid, rng: build_controller(
                     nid, rng, cluster_id=self.cluster_id, config=self.config,
                     metadata_version=metadata_version, features_levels=features))
@@ -587,6 +593,17 @@ def _checked_metadata_version(metadata_version: int | str, features=None,
             f"{V.BY_LEVEL[V.MINIMUM_BOOTSTRAP_VERSION].name} to "
             f"{V.BY_LEVEL[V.LATEST_PRODUCTION].name}") from None
     return metadata_version
+
+
+def _bootstrap_checkpoint(metadata_version: int | str, features, config: NodeConfig,
+                          raft_config: RaftConfig) -> bytes:
+    """``bootstrap.checkpoint`` as ``kafka-storage format`` writes it for these levels
+    (kraft_testkit/tools/storage_tool.py#bootstrap_checkpoint), stamped at virtual 0."""
+    from .controller.bootstrap import BootstrapMetadata
+
+    return BootstrapMetadata.from_version(
+        metadata_version, features, "format command",
+        unstable=config.unstable_feature_versions_enable).checkpoint(raft_config.log_time_base_ms)
 
 
 class ClusterFaults:

@@ -82,6 +82,7 @@ class FanOutListener:
 
 PARTITION_METADATA = "partition.metadata"
 CLEAN_SHUTDOWN = ".kafka_cleanshutdown"  # Kafka's clean-shutdown file, with the broker epoch
+BOOTSTRAP_CHECKPOINT = "bootstrap.checkpoint"  # Kafka's BootstrapDirectory (format writes it)
 _METADATA_DIR = "__cluster_metadata-0/"
 
 
@@ -173,8 +174,10 @@ class KraftNode:
                  controller_factory: Callable[[int, random.Random], QuorumController] | None = None,
                  directory_id: Uuid | None = None, rack: str | None = None,
                  host: str | None = None, kraft_version: int = 0,
-                 bootstrap_servers: Sequence[int] | None = None) -> None:
+                 bootstrap_servers: Sequence[int] | None = None,
+                 bootstrap_checkpoint: bytes | None = None) -> None:
         self.node_id = ctx.node_id
+        self._bootstrap_checkpoint = bootstrap_checkpoint  # written when the disk is formatted
         self.roles = tuple(sorted(roles))
         if self.roles not in ROLES:
             raise ValueError(f"process.roles must be controller, broker or both, got {roles}")
@@ -255,6 +258,11 @@ class KraftNode:
     def on_start(self, now_ms: int) -> Effects | None:
         self._clock(now_ms)
         first = self.raft.on_start(now_ms)
+        if self.raft.formatted and self._bootstrap_checkpoint is not None:
+            # Kafka's Formatter#doFormat writes bootstrap.checkpoint before meta.properties
+            boot = Replace(BOOTSTRAP_CHECKPOINT, self._bootstrap_checkpoint)
+            first = Effects([boot]) if first is None else \
+                Effects([boot, *first.writes], first.sync, first.sends, first.timer_ms)
         if self.logic is not None:
             self._pending.append(self.logic.start(now_ms))
         return self._finish(first, now_ms)

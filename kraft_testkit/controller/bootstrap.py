@@ -103,6 +103,17 @@ class BootstrapMetadata:
                 f"are not supported. Can't load metadata from {source}")
         return cls(records, mv, source)
 
+    def checkpoint(self, now_ms: int) -> bytes:
+        """The ``bootstrap.checkpoint`` file of these records, as Kafka 4.2.1's
+        ``BootstrapDirectory#writeBinaryFile`` writes it through ``BatchFileWriter``: snapshot
+        format from offset 0 in epoch 0 (header batch, the records, footer batch), every batch
+        stamped ``now_ms``, the header's LastContainedLogTimestamp 0."""
+        from ..protocol.frames import encode_record
+        from ..raft.snapshot import encode_snapshot
+
+        return encode_snapshot(0, 0, [encode_record(r) for r in self.records], now_ms,
+                               last_contained_ms=0).data
+
     def feature_level(self, name: str) -> int:
         """The level the bootstrap records finalize ``name`` at (0 if they do not)."""
         levels = [r.message.feature_level for r in self.records

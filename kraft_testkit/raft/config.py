@@ -7,9 +7,10 @@ chunks. ``testkit.raft.pre.vote.enable`` (default true, as Kafka 4.0+ runs KIP-9
 to false gives the elections of Kafka 3.x, where a voter that times out stands at once.
 ``controller.quorum.auto.join.enable`` (Kafka 4.2, default false): with kraft.version 1 a
 controller that observes the log asks the leader to add it as a voter (docs/kip-853.md).
-The metadata log's files follow Kafka's ``metadata.log.segment.bytes`` (at least the internal
-``metadata.log.segment.min.bytes``), ``metadata.log.segment.ms``, ``metadata.max.retention.bytes``
-and ``.ms``; ``log.index.interval.bytes`` and ``log.index.size.max.bytes`` set the index interval
+The metadata log's files follow Kafka's ``metadata.log.segment.bytes`` (at least 8 MiB, as 4.2's
+``MetadataLogConfig`` validates it; the internal ``internal.metadata.log.segment.bytes``, "only for
+testing" and unchecked, replaces it when set, as ``KafkaMetadataLog.apply`` does),
+``metadata.log.segment.ms``, ``metadata.max.retention.bytes`` and ``.ms``; ``log.index.interval.bytes`` and ``log.index.size.max.bytes`` set the index interval
 and size (Kafka's metadata log always runs with the topic defaults, 4096 and 10 MiB), and
 ``testkit.raft.log.clean.interval.ms`` how often retention runs (Kafka's Raft client: a minute).
 """
@@ -43,7 +44,7 @@ class RaftConfig:
     auto_join: bool = False  # KIP-853, Kafka 4.2: an observing controller adds itself
     # the metadata log's files (Kafka's MetadataLogConfig; raft/segments.py, raft/log.py)
     segment_bytes: int = 1 << 30
-    segment_min_bytes: int = 8 * MiB
+    internal_segment_bytes: int | None = None  # Kafka 4.1+: replaces segment_bytes, for tests
     segment_ms: int = 7 * 24 * 3600 * 1000
     index_interval_bytes: int = 4096
     index_max_bytes: int = 10 * MiB
@@ -58,33 +59,33 @@ class RaftConfig:
         for key, raw in (overrides or {}).items():
             spec = KEYS.get(key)
             if spec is None:
-                raise ConfigError(
-                    f"unknown Raft configuration key {key!r}; known keys: {', '.join(sorted(KEYS))}")
+                raise ConfigError(f"unknown Raft configuration key {key!r}{removed_hint(key)}; "
+                                  f"known keys: {', '.join(sorted(KEYS))}")
             attr, low = spec
             values[attr] = _bool(key, raw) if attr in BOOLS else _int_at_least(key, raw, low)
         config = cls(**values)
         return config
 
     def log_config(self) -> LogConfig:
-        """What :class:`~kraft_testkit.raft.log.RaftLog` follows."""
-        return LogConfig(self.segment_bytes, self.segment_ms, self.index_interval_bytes,
+        """What :class:`~kraft_testkit.raft.log.RaftLog` follows: the internal segment size wins
+        when set (Kafka's ``KafkaMetadataLog.apply`` and ``LogConfig#segmentSize``)."""
+        segment_bytes = (self.segment_bytes if self.internal_segment_bytes is None
+                         else self.internal_segment_bytes)
+        return LogConfig(segment_bytes, self.segment_ms, self.index_interval_bytes,
                          self.index_max_bytes, self.retention_bytes, self.retention_ms)
 
     def to_kafka(self) -> dict[str, int]:
-        """Every setting under its Kafka name (what :meth:`from_kafka` accepts)."""
-        return {key: getattr(self, attr) for key, (attr, _) in KEYS.items()}
+        """Every set setting under its Kafka name (what :meth:`from_kafka` accepts)."""
+        return {key: getattr(self, attr) for key, (attr, _) in KEYS.items()
+                if getattr(self, attr) is not None}
 
     def __post_init__(self) -> None:
         for key, (attr, low) in KEYS.items():
+            value = getattr(self, attr)
             if attr in BOOLS:
-                _bool(key, getattr(self, attr))
-            else:
-                _int_at_least(key, getattr(self, attr), low)
-        if self.segment_bytes < self.segment_min_bytes:  # KafkaMetadataLog refuses it
-            raise ConfigError(
-                f"Cannot set metadata.log.segment.bytes below metadata.log.segment.min.bytes "
-                f"({self.segment_min_bytes}): {self.segment_bytes}; lower both to test tiny "
-                f"segments (Kafka's min.bytes is an internal key, for tests only)")
+                _bool(key, value)
+            elif value is not None or attr not in OPTIONAL:
+                _int_at_least(key, value, low)
 
 
 #: Kafka name -> (attribute, smallest allowed value)
@@ -101,8 +102,8 @@ KEYS: dict[str, tuple[str, int]] = {
     "testkit.raft.pre.vote.enable": ("pre_vote", 0),
     "testkit.log.time.base.ms": ("log_time_base_ms", 0),
     "controller.quorum.auto.join.enable": ("auto_join", 0),
-    "metadata.log.segment.bytes": ("segment_bytes", 12),
-    "metadata.log.segment.min.bytes": ("segment_min_bytes", 12),
+    "metadata.log.segment.bytes": ("segment_bytes", 8 * MiB),  # MetadataLogConfig: atLeast(8 MiB)
+    "internal.metadata.log.segment.bytes": ("internal_segment_bytes", -(1 << 31)),  # no validator
     "metadata.log.segment.ms": ("segment_ms", 1),
     "log.index.interval.bytes": ("index_interval_bytes", 0),
     "log.index.size.max.bytes": ("index_max_bytes", 4),
@@ -111,6 +112,16 @@ KEYS: dict[str, tuple[str, int]] = {
     "testkit.raft.log.clean.interval.ms": ("log_clean_interval_ms", 1),
 }
 BOOLS = {"pre_vote", "auto_join"}
+OPTIONAL = {"internal_segment_bytes"}  # Kafka: default null, unset unless given
+#: keys Kafka once had and removed, with what replaces them (for the unknown-key error)
+REMOVED = {"metadata.log.segment.min.bytes":
+           "removed in Kafka 4.1 (KAFKA-19080): set internal.metadata.log.segment.bytes "
+           "for small test segments"}
+
+
+def removed_hint(key: str) -> str:
+    """`` (why it is gone)`` for a key Kafka removed, else empty."""
+    return f" ({REMOVED[key]})" if key in REMOVED else ""
 assert {a for a, _ in KEYS.values()} == {f.name for f in fields(RaftConfig)}
 _LONG_KEYS = frozenset({"testkit.log.time.base.ms", "metadata.log.segment.ms",
                         "metadata.max.retention.bytes", "metadata.max.retention.ms"})  # epoch milliseconds: a Java long

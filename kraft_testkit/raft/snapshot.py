@@ -65,13 +65,17 @@ class Snapshot:
 
 def encode_snapshot(end_offset: int, epoch: int, values: Iterable[bytes],
                     timestamp_ms: int,
-                    header_controls: Sequence[tuple[bytes, bytes]] = ()) -> Snapshot:
+                    header_controls: Sequence[tuple[bytes, bytes]] = (), *,
+                    last_contained_ms: int | None = None) -> Snapshot:
     """Build the snapshot file of ``values`` (record values as the state machine wrote them).
 
     ``header_controls``: more control records (key, value) for the header batch, after the
-    SnapshotHeaderRecord: Kafka puts the KRaftVersionRecord and VotersRecord there (KIP-853)."""
+    SnapshotHeaderRecord: Kafka puts the KRaftVersionRecord and VotersRecord there (KIP-853).
+    ``last_contained_ms``: the header's LastContainedLogTimestamp when it is not the batches'
+    timestamp (Kafka's BatchFileWriter#open writes 0 there for ``bootstrap.checkpoint``)."""
     header_key, header_value = encode_control(
-        M.SnapshotHeaderRecord(version=0, last_contained_log_timestamp=timestamp_ms), 0)
+        M.SnapshotHeaderRecord(version=0, last_contained_log_timestamp=timestamp_ms
+                               if last_contained_ms is None else last_contained_ms), 0)
     keys = [header_key, *(k for k, _ in header_controls)]
     batches = [RecordBatch.build(0, [header_value, *(v for _, v in header_controls)], keys=keys,
                                  control=True, timestamp_ms=timestamp_ms, leader_epoch=epoch)]

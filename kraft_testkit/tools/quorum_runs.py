@@ -151,7 +151,7 @@ class _Run:
 #: snapshots, segment rolls and retention often enough that every seed moves log starts and
 #: sends snapshots to lagging replicas (Kafka's defaults would do neither in minutes)
 SIMULATE_CONFIG = {"metadata.log.max.record.bytes.between.snapshots": 2_000,
-                   "metadata.log.segment.bytes": 3_000, "metadata.log.segment.min.bytes": 12,
+                   "internal.metadata.log.segment.bytes": 3_000,
                    "metadata.max.retention.bytes": 0, "testkit.raft.log.clean.interval.ms": 2_000}
 
 

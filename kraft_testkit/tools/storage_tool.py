@@ -24,10 +24,9 @@ from typing import TextIO
 from ..errors import KraftError
 from ..metadata import versions as V
 from ..protocol import messages as M
-from ..protocol.frames import encode_control, encode_record
+from ..protocol.frames import encode_control
 from ..protocol.records import RecordBatch, encode_batch
 from ..protocol.uuid import Uuid
-from ..raft.snapshot import encode_snapshot
 from ..raft.snapshot import file_name as snapshot_file_name
 from ..storage.meta_properties import (
     FILE_NAME as META_PROPERTIES,
@@ -345,8 +344,8 @@ def bootstrap_checkpoint(metadata_version: int, levels: Mapping[str, int], now_m
     from ..controller.bootstrap import BootstrapMetadata
 
     others = {k: v for k, v in levels.items() if k != KRAFT_VERSION}
-    records = BootstrapMetadata.from_version(metadata_version, others, "format command").records
-    return encode_snapshot(0, 0, [encode_record(r) for r in records], now_ms).data
+    return BootstrapMetadata.from_version(metadata_version, others,
+                                          "format command").checkpoint(now_ms)
 
 
 def voters_snapshot(voters: Sequence[Voter], kraft_version: int, listener: str,

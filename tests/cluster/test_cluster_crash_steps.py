@@ -13,7 +13,7 @@ from kraft_testkit.cluster import Cluster
 from kraft_testkit.errors import KraftError
 from kraft_testkit.sim.node import Append, Delete, Replace
 
-CONFIGS = {"metadata.log.segment.bytes": 700, "metadata.log.segment.min.bytes": 12,
+CONFIGS = {"internal.metadata.log.segment.bytes": 700,
            "log.index.interval.bytes": 150,
            "metadata.log.max.record.bytes.between.snapshots": 1_200,
            "metadata.max.retention.bytes": 0, "testkit.raft.log.clean.interval.ms": 300}

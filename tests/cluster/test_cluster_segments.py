@@ -18,7 +18,7 @@ from kraft_testkit.tools.dump_log import dump_paths
 from kraft_testkit.tools.metadata_image_loader import load_image
 
 DIR = "__cluster_metadata-0"
-TINY = {"metadata.log.segment.bytes": 2_000, "metadata.log.segment.min.bytes": 12,
+TINY = {"internal.metadata.log.segment.bytes": 2_000,
         "log.index.interval.bytes": 300,
         "metadata.log.max.record.bytes.between.snapshots": 1_500}
 RETAIN_SMALL = {**TINY, "metadata.max.retention.bytes": 6_000,

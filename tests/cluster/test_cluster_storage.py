@@ -120,3 +120,58 @@ def test_snapshot_files_on_disk(seed, tmp_path):
         # the segment files now start at or before the snapshot, not necessarily at 0
         segments = sorted(log_dir.glob("*.log"))
         assert segments and int(segments[0].name.split(".")[0]) <= end
+
+
+@pytest.mark.parametrize("combined,kraft_version,mv", [(False, 0, 29), (True, 1, "4.0-IV3")])
+def test_format_writes_bootstrap_checkpoint_as_kafka_storage_format(combined, kraft_version,
+                                                                    mv, tmp_path):
+    """``kafka-storage format`` runs on every node and writes ``bootstrap.checkpoint`` in each
+    log directory it formats (Kafka 4.2.1 ``Formatter#doFormat`` through
+    ``BootstrapDirectory#writeBinaryFile``), controllers and brokers alike: the kit's
+    formatting writes the storage tool's bytes for the same levels and instant, and a reopen
+    starts on them (``KafkaRaftServer`` reads the file at every start)."""
+    import struct
+
+    from crc32c import crc32c
+
+    from kraft_testkit.cluster import DEFAULT_START_MS
+    from kraft_testkit.metadata import versions as V
+    from kraft_testkit.tools.storage_tool import bootstrap_checkpoint
+
+    c = Cluster(1, 2, seed=3, storage="tmpdir", data_dir=tmp_path, combined=combined,
+                kraft_version=kraft_version, metadata_version=mv)
+    expected = bootstrap_checkpoint(V.get(mv).level, {"kraft.version": kraft_version},
+                                    DEFAULT_START_MS)
+    folders = sorted(p for p in tmp_path.iterdir() if p.is_dir())
+    assert len(folders) == (2 if combined else 3)
+    for folder in folders:
+        assert (folder / "bootstrap.checkpoint").read_bytes() == expected
+    c.close()
+    # read apart by hand (record batch v2 framing): a header control batch at offset 0, one
+    # batch of FeatureLevelRecords, a footer control batch; epoch 0, stamped at format time
+    pos, batches = 0, []
+    while pos < len(expected):
+        base, length, epoch, magic, crc, attrs = struct.unpack_from(">qiibIh", expected, pos)
+        body = expected[pos + 21:pos + 12 + length]
+        stamp = struct.unpack_from(">q", expected, pos + 27)[0]
+        assert (epoch, magic, crc, stamp) == (0, 2, crc32c(body), DEFAULT_START_MS)
+        batches.append((base, bool(attrs & 0x20)))
+        pos += 12 + length
+    assert [control for _, control in batches] == [True, False, True]
+    assert batches[0][0] == 0 and batches[1][0] == 1
+    # BatchFileWriter#open: the header's LastContainedLogTimestamp is 0, not the format time
+    records = read_records(folders[0] / "bootstrap.checkpoint")
+    assert records[0].type == "SnapshotHeaderRecord" and records[-1].type == "SnapshotFooterRecord"
+    assert records[0].msg.last_contained_log_timestamp == 0
+    levels = [(r.msg.name, r.msg.feature_level) for r in records[1:-1]]
+    assert levels[0] == ("metadata.version", V.get(mv).level)
+    assert "kraft.version" not in dict(levels)  # it lives in the Raft log
+    reopened = Cluster(1, 2, seed=4, storage="tmpdir", data_dir=tmp_path, combined=combined,
+                       kraft_version=kraft_version, metadata_version=mv)
+    try:
+        assert reopened.failed_nodes == {}
+        reopened.create_topic("after", 1, 1)
+        for folder in folders:
+            assert (folder / "bootstrap.checkpoint").read_bytes() == expected
+    finally:
+        reopened.close()

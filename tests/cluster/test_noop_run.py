@@ -360,7 +360,7 @@ def test_refusals_name_the_reason() -> None:
 def test_runs_with_rolls_and_dense_indexes_equal_stepping() -> None:
     """Small segments (rolled by size and by age) and an index entry every ~4 batches: a run
     that would roll goes batch by batch, the others in bulk; the files equal stepping's."""
-    cfg = {"metadata.log.segment.min.bytes": 12, "metadata.log.segment.bytes": 2_000,
+    cfg = {"internal.metadata.log.segment.bytes": 2_000,
            "metadata.log.segment.ms": 7_000, "log.index.interval.bytes": 300}
     a, b = _twins(8, 2, cfg)
     diffs, _, _ = _run_and_compare(a, b, 30_000)

@@ -34,7 +34,6 @@ def test_defaults_are_kafkas():
         "testkit.log.time.base.ms": 0,   # a bare replica stamps virtual time; Cluster adds 2026
         "controller.quorum.auto.join.enable": False,  # Kafka 4.2 (KIP-853), off by default
         "metadata.log.segment.bytes": 1 << 30,
-        "metadata.log.segment.min.bytes": 8 << 20,
         "metadata.log.segment.ms": 7 * 24 * 3600 * 1000,
         "log.index.interval.bytes": 4096,
         "log.index.size.max.bytes": 10 << 20,
@@ -52,6 +51,10 @@ def test_defaults_are_kafkas():
     ("controller.quorum.fetch.timeout.ms", "soon", "got 'soon'"),
     ("controller.quorum.fetch.timeout.ms", True, "integer"),
     ("controller.quorum.nope", 1, "known keys: controller.quorum.append.linger.ms"),
+    # MetadataLogConfig.CONFIG_DEF (4.2): metadata.log.segment.bytes is atLeast(8 MiB)
+    ("metadata.log.segment.bytes", (8 << 20) - 1, "in [8388608, 2147483647]"),
+    # removed in 4.1 (KAFKA-19080); the kit refuses unknown keys and says what replaced it
+    ("metadata.log.segment.min.bytes", 12, "internal.metadata.log.segment.bytes"),
 ])
 def test_bad_config_names_the_key_and_the_allowed_values(key, value, needle):
     with pytest.raises(ConfigError) as info:

@@ -27,7 +27,7 @@ from kraft_testkit.sim.node import Delete, Replace
 from kraft_testkit.tools.dump_index import dump_index, read_index
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "apache-kafka-pr15553-023aafc"
-TINY = {"metadata.log.segment.bytes": 1_000, "metadata.log.segment.min.bytes": 12,
+TINY = {"internal.metadata.log.segment.bytes": 1_000,
         "log.index.interval.bytes": 150}
 
 
@@ -228,10 +228,20 @@ def test_the_golden_kafka_log_gets_the_index_kafka_recovery_builds(tmp_path):
 
 
 def test_segment_configs_by_kafka_name():
+    """Kafka 4.2's ``MetadataLogConfig``: ``metadata.log.segment.bytes`` is at least 8 MiB; the
+    internal key, unchecked, replaces it when set (``KafkaMetadataLog.apply``); the 4.0 key
+    ``metadata.log.segment.min.bytes`` is gone (KAFKA-19080)."""
     c = RaftConfig.from_kafka(TINY)
     assert c.log_config() == LogConfig(segment_bytes=1_000, index_interval_bytes=150)
-    with pytest.raises(ConfigError, match="metadata.log.segment.min.bytes"):
+    assert "internal.metadata.log.segment.bytes" not in RaftConfig().to_kafka()  # null default
+    assert RaftConfig().log_config().segment_bytes == 1 << 30
+    with pytest.raises(ConfigError, match=r"metadata.log.segment.bytes must be .*\[8388608,"):
         RaftConfig.from_kafka({"metadata.log.segment.bytes": 1_000})
+    with pytest.raises(ConfigError, match="removed in Kafka 4.1"):
+        RaftConfig.from_kafka({"metadata.log.segment.min.bytes": 12})
+    assert RaftConfig.from_kafka({"metadata.log.segment.bytes": 8 << 20,
+                                  "internal.metadata.log.segment.bytes": 1}
+                                 ).log_config().segment_bytes == 1
     with pytest.raises(ConfigError, match="metadata.max.retention.ms"):
         RaftConfig.from_kafka({"metadata.max.retention.ms": -2})
 

@@ -19,7 +19,7 @@ SMALL = {"metadata.log.max.record.bytes.between.snapshots": 200,
          "testkit.raft.fetch.snapshot.max.bytes": 64,
          # Kafka keeps snapshots and the log up to 100 MiB; here retention cleans at once
          "metadata.max.retention.bytes": 0, "testkit.raft.log.clean.interval.ms": 100}
-TINY_SEGMENTS = {"metadata.log.segment.bytes": 300, "metadata.log.segment.min.bytes": 12}
+TINY_SEGMENTS = {"internal.metadata.log.segment.bytes": 300}
 
 
 def disk_files(q: Quorum, node: int) -> dict[str, bytes]:

@@ -19,7 +19,7 @@ from kraft_testkit.cluster import Cluster
 
 METADATA = "__cluster_metadata-0"
 #: small segments, so a node's log has several to lose one of
-CONFIGS = {"metadata.log.segment.bytes": 2_000, "metadata.log.segment.min.bytes": 12}
+CONFIGS = {"internal.metadata.log.segment.bytes": 2_000}
 ROLES = ("active controller", "follower controller", "broker", "combined node")
 
 

@@ -41,7 +41,7 @@ def test_a_static_directory_cannot_change_voters(tmp_path):
 def test_describe_from_files_finds_a_voter_change_in_an_older_segment(tmp_path):
     """Segments roll, so the VotersRecord of a change may sit in any segment after the newest
     snapshot, and the newest segment may be empty: the tool reads them all."""
-    tiny = {"metadata.log.segment.bytes": 600, "metadata.log.segment.min.bytes": 12}
+    tiny = {"internal.metadata.log.segment.bytes": 600}
     with Cluster(1, 1, storage="tmpdir", data_dir=tmp_path, kraft_version=1, configs=tiny,
                  seed=2) as c:
         c.add_voter(c.add_controller())
