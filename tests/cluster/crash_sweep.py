@@ -72,7 +72,7 @@ def run_crash_seed(seed: int, data_dir: str | None = None) -> CrashResult:
     configs = {"metadata.log.max.record.bytes.between.snapshots": rng.choice([800, 2_000, 6_000])}
     if rng.random() < 0.75:  # small segments: rolls (by size, some by age) with their indexes
         configs |= {"log.index.interval.bytes": 200,
-                    "metadata.log.segment.bytes": rng.choice([600, 1_500, 4_000]),
+                    "internal.metadata.log.segment.bytes": rng.choice([600, 1_500, 4_000]),
                     "metadata.log.segment.ms": rng.choice([3_000, 20_000, 7 * 86_400_000])}
     if rng.random() < 0.75:  # retention: old snapshots and the segments below them deleted
         configs |= {"metadata.max.retention.bytes": rng.choice([0, 3_000, 10_000]),
