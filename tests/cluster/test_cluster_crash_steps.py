@@ -20,7 +20,8 @@ CONFIGS = {"internal.metadata.log.segment.bytes": 700,
 SEED = 5
 STEPS = {
     "roll": lambda op: type(op) is Append and op.file.endswith(".log") and op.data == b"",
-    "snapshot": lambda op: type(op) is Replace and op.file.endswith(".checkpoint"),
+    "snapshot": lambda op: type(op) is Replace and op.file.endswith(".checkpoint")
+    and op.file != "bootstrap.checkpoint",
     "clean": lambda op: type(op) is Delete and op.file.endswith(".checkpoint"),
 }
 

@@ -22,7 +22,9 @@ KAFKA_NAME = re.compile(r"^(.*/)?\d{20}-\d{10}\.checkpoint$")
 
 
 def checkpoints(c: Cluster, node: int) -> list[str]:
-    return sorted(n for n in c.sim.process(node).disk.view() if n.endswith(".checkpoint"))
+    """The snapshots (not the root's bootstrap.checkpoint, which format writes)."""
+    return sorted(n for n in c.sim.process(node).disk.view()
+                  if n.startswith("__cluster_metadata-0/") and n.endswith(".checkpoint"))
 
 
 def test_defaults_are_kafkas():

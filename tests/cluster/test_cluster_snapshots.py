@@ -21,7 +21,9 @@ SEEDS = range(5)
 
 
 def checkpoints(c: Cluster, node: int) -> list[str]:
-    return sorted(n for n in c.sim.process(node).disk.view() if n.endswith(".checkpoint"))
+    """The snapshots (not the root's bootstrap.checkpoint, which format writes)."""
+    return sorted(n for n in c.sim.process(node).disk.view()
+                  if n.startswith("__cluster_metadata-0/") and n.endswith(".checkpoint"))
 
 
 def snapshot_end_offset(file_name: str) -> int:
