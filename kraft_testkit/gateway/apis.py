@@ -7,7 +7,8 @@ from typing import Any
 
 from kraft_testkit.protocol import messages as M
 
-from . import cluster_apis, data_apis, legacy_configs, local_reads, producer_ids, sasl
+from . import (cluster_apis, data_apis, delete_records, legacy_configs, local_reads,
+               producer_ids, sasl)
 from .groups import apis as group_apis
 from .groups import offset_apis
 from .context import RequestContext
@@ -48,7 +49,7 @@ KAFKA_LISTENERS: dict[int, frozenset[str]] = {
     30: _BC, 31: _BC, 32: _BC, 33: _BC, 35: _B, 36: _BC, 37: _BC, 38: _BC, 43: _BC, 44: _BC,
     45: _BC, 46: _BC, 48: _B, 49: _BC, 50: _BC, 51: _BC, 55: _BC, 57: _BC, 60: _BC, 64: _BC,
     73: _C, 80: _BC, 81: _BC,
-    8: _B, 9: _B, 10: _B, 11: _B, 12: _B, 13: _B, 14: _B, 15: _B, 16: _B, 42: _B, 47: _B,
+    21: _B, 8: _B, 9: _B, 10: _B, 11: _B, 12: _B, 13: _B, 14: _B, 15: _B, 16: _B, 42: _B, 47: _B,
 }
 
 BROKER_HANDLERS: dict[type, Handler] = dict(_COMMON)
@@ -58,6 +59,7 @@ BROKER_HANDLERS.update({
     M.FetchRequest: data_apis.fetch,
     M.ListOffsetsRequest: data_apis.list_offsets,
     M.OffsetForLeaderEpochRequest: data_apis.offset_for_leader_epoch,
+    M.DeleteRecordsRequest: delete_records.delete_records,
     M.InitProducerIdRequest: producer_ids.init_producer_id,
     M.DescribeLogDirsRequest: data_apis.describe_log_dirs,
     M.FindCoordinatorRequest: group_apis.find_coordinator,

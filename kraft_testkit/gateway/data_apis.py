@@ -64,17 +64,21 @@ class PartitionView:
             self.plane.leader_replica(ctx.node, topic.id, partition)
 
     def error(self, current_leader_epoch: int = -1) -> int:
+        """Kafka's order (``Partition#getLocalLog``): a hosted replica checks the client's
+        leader epoch against its own first (a follower too), then whether it leads."""
         if self.topic is None or self.partition not in self.topic.partitions:
             return E.UNKNOWN_TOPIC_OR_PARTITION
         rep = self.rep
         machine = self.ctx.cluster.broker(self.ctx.node)
-        if machine is None or rep is None or rep.leader != self.ctx.node or \
-                not machine.logic.replicas.leader_serving or not machine.logic.serving:
+        if machine is None or rep is None:
             return E.NOT_LEADER_OR_FOLLOWER
         if current_leader_epoch >= 0 and current_leader_epoch < rep.leader_epoch:
             return E.FENCED_LEADER_EPOCH
         if current_leader_epoch > rep.leader_epoch:
             return E.UNKNOWN_LEADER_EPOCH
+        if rep.leader != self.ctx.node or not machine.logic.replicas.leader_serving or \
+                not machine.logic.serving:
+            return E.NOT_LEADER_OR_FOLLOWER
         return E.NONE
 
     @property
@@ -187,7 +191,7 @@ def _produce_answer(ctx: RequestContext, view: PartitionView, code: int, base: i
     leader, epoch = view.known_leader() if code == E.NOT_LEADER_OR_FOLLOWER else (-1, -1)
     return _PR.PartitionProduceResponse(
         index=view.partition, error_code=code, base_offset=base, log_append_time_ms=-1,
-        log_start_offset=0 if code == E.NONE else -1,
+        log_start_offset=view.log.log_start_offset if code == E.NONE else -1,
         current_leader=_PR.LeaderIdAndEpoch(
             leader_id=leader, leader_epoch=epoch))
 

@@ -114,7 +114,18 @@ class PartitionLog:
 
     @property
     def log_end_offset(self) -> int:
-        return self.batches[-1].last_offset + 1 if self.batches else 0
+        end = self.batches[-1].last_offset + 1 if self.batches else 0
+        return end if end >= self.log_start_offset else self.log_start_offset
+
+    def increment_log_start(self, offset: int) -> bool:
+        """Move the log start offset up to ``offset`` (``UnifiedLog#maybeIncrementLogStartOffset``:
+        never down; the caller checks the high watermark). The batches stay in memory: reads,
+        timestamps and the epoch cache look only at and past the start, as Kafka's log keeps a
+        segment the new start falls inside."""
+        if offset <= self.log_start_offset:
+            return False
+        self.log_start_offset = offset
+        return True
 
     def append(self, raw_batches: list[bytes], epoch: int, now_ms: int) -> int:
         """Append client batches as the leader at ``epoch``; returns the first offset."""
@@ -190,30 +201,54 @@ class PartitionLog:
             size += len(b.data)
         return b"".join(out)
 
+    def epoch_entries(self, current_epoch: int = -1) -> list[tuple[int, int]]:
+        """The leader-epoch cache: (epoch, start offset) per epoch, as Kafka's
+        ``LeaderEpochFileCache`` holds it: one entry per epoch of the batches at or past the log
+        start (the first cut to start at the log start: ``truncateFromStart``), plus the
+        leader's own ``current_epoch`` at the log end it had when elected
+        (``Partition#makeLeader`` assigns it) when it has appended nothing since."""
+        start = self.log_start_offset
+        i = bisect.bisect_right(self.batches, start - 1, key=_LAST_OFFSET)
+        entries: list[tuple[int, int]] = []
+        for b in self.batches[i:]:
+            if not entries or b.epoch > entries[-1][0]:
+                entries.append((b.epoch, max(b.base_offset, start)))
+        if current_epoch >= 0 and (not entries or current_epoch > entries[-1][0]):
+            entries.append((current_epoch, self.log_end_offset))
+        return entries
+
     def end_offset_for_epoch(self, epoch: int, current_epoch: int) -> tuple[int, int]:
-        """Kafka's OffsetForLeaderEpoch answer: (largest epoch <= ``epoch``, its end offset)."""
-        if epoch >= current_epoch:
-            return current_epoch, self.log_end_offset
-        best = -1
-        for b in self.batches:
-            if b.epoch > epoch:
-                return (best, b.base_offset) if best >= 0 else (-1, -1)
-            best = b.epoch
-        return (best, self.log_end_offset) if best >= 0 else (-1, -1)
+        """Kafka's OffsetForLeaderEpoch answer (``LeaderEpochFileCache#endOffsetFor``): for the
+        latest epoch the log end; else the largest epoch <= ``epoch`` and the start of the next
+        one (``epoch`` itself when it is older than every entry); (-1, -1) for an undefined or
+        unknown newer epoch."""
+        if epoch < 0:
+            return -1, -1
+        entries = self.epoch_entries(current_epoch)
+        if entries and entries[-1][0] == epoch:
+            return epoch, self.log_end_offset
+        higher = next((e for e in entries if e[0] > epoch), None)
+        if higher is None:
+            return -1, -1
+        floor = [e for e in entries if e[0] <= epoch]
+        return (floor[-1][0] if floor else epoch), higher[1]
 
     def offset_for_timestamp(self, timestamp: int) -> tuple[int, int]:
         """(timestamp, offset) of the first committed batch whose max timestamp >= ``timestamp``
         (-1, -1 when none): record-level precision would need decoding the batch."""
-        for b in self.batches:
+        start = self.log_start_offset
+        i = bisect.bisect_right(self.batches, start - 1, key=_LAST_OFFSET)
+        for b in self.batches[i:]:
             if b.last_offset >= self.high_watermark:
                 break
             if b.max_timestamp >= timestamp:
-                return b.max_timestamp, b.base_offset
+                return b.max_timestamp, max(b.base_offset, start)
         return -1, -1
 
     def max_timestamp(self) -> tuple[int, int]:
         best = (-1, -1)
-        for b in self.batches:
+        i = bisect.bisect_right(self.batches, self.log_start_offset - 1, key=_LAST_OFFSET)
+        for b in self.batches[i:]:
             if b.last_offset < self.high_watermark and b.max_timestamp > best[0]:
                 best = (b.max_timestamp, b.last_offset)
         return best
@@ -289,5 +324,29 @@ class DataPlane:
         if source is None:
             source = self.log(leader, topic_id, partition)
         mine.copy_from(source, state.last_fetch_ms)
+        # the fetch answer carries the leader's log start; the follower moves its own up to it
+        # (ReplicaFetcherThread#processPartitionData; below its log end Kafka's fetch is
+        # OFFSET_OUT_OF_RANGE and the follower restarts empty there: truncateFullyAndStartAt)
+        mine.increment_log_start(source.log_start_offset)
         hw = self.advance_high_watermark(leader, topic_id, partition)
         mine.high_watermark = max(mine.high_watermark, min(hw, mine.log_end_offset))
+
+    def low_watermark(self, broker: int, topic_id: Uuid, partition: int) -> int:
+        """The leader's low watermark (``Partition#lowWatermarkIfLeader``): the smallest log
+        start offset over its own log and the replicas on live (unfenced) brokers, as the leader
+        knows them from their fetches (-1 for one that never fetched)."""
+        low = self.log(broker, topic_id, partition).log_start_offset
+        machine = self.cluster.broker(broker)
+        image = getattr(machine, "image", None)
+        reg = None if image is None else image.partition(topic_id, partition)
+        if reg is None:
+            return low
+        for member in reg.replicas:
+            if member == broker:
+                continue
+            live = image.cluster.broker(member)
+            if live is None or live.fenced:
+                continue
+            other = self.logs.get((member, topic_id, partition))
+            low = min(low, other.log_start_offset if other is not None else -1)
+        return low

@@ -1,4 +1,5 @@
-"""Client data-plane RPCs the loopback gateway serves: Produce, ListOffsets, OffsetForLeaderEpoch.
+"""Client data-plane RPCs the loopback gateway serves: Produce, ListOffsets, OffsetForLeaderEpoch,
+DeleteRecords.
 
 Wire facts after Apache Kafka 4.x's message schemas (the versions a 4.0 broker accepts: the
 pre-KIP-896 versions Kafka 4.0 dropped are not declared); declarations are our own.
@@ -130,6 +131,39 @@ OFFSET_FOR_LEADER_EPOCH_RESPONSE = message(
                 field("Partition", "int32", "0+"),
                 field("LeaderEpoch", "int32", "1+", default=-1, ignorable=True),
                 field("EndOffset", "int64", "0+"),
+            ]),
+        ]),
+    ],
+)
+
+# --- DeleteRecords (21) --------------------------------------------------------------------
+# v0-2 as Kafka 4.x keeps them (v1 changes throttling only); v2 flexible. Offset -1 means the
+# high watermark (DeleteRecordsRequest.HIGH_WATERMARK).
+
+DELETE_RECORDS_REQUEST = message(
+    "DeleteRecordsRequest", kind="request", api_key=21, versions="0-2", flexible="2+",
+    fields=[
+        field("Topics", "[]DeleteRecordsTopic", "0+", fields=[
+            field("Name", "string", "0+"),
+            field("Partitions", "[]DeleteRecordsPartition", "0+", fields=[
+                field("PartitionIndex", "int32", "0+"),
+                field("Offset", "int64", "0+"),
+            ]),
+        ]),
+        field("TimeoutMs", "int32", "0+"),
+    ],
+)
+
+DELETE_RECORDS_RESPONSE = message(
+    "DeleteRecordsResponse", kind="response", api_key=21, versions="0-2", flexible="2+",
+    fields=[
+        field("ThrottleTimeMs", "int32", "0+"),
+        field("Topics", "[]DeleteRecordsTopicResult", "0+", fields=[
+            field("Name", "string", "0+"),
+            field("Partitions", "[]DeleteRecordsPartitionResult", "0+", fields=[
+                field("PartitionIndex", "int32", "0+"),
+                field("LowWatermark", "int64", "0+"),
+                field("ErrorCode", "int16", "0+"),
             ]),
         ]),
     ],
