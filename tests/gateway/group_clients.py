@@ -22,7 +22,8 @@ class Member:
         self._committed = threading.Event()
         self._stop = threading.Event()
         self._lock = threading.Lock()
-        self.thread = threading.Thread(target=self._run, name=f"member-{name}", daemon=True)
+        self.thread = threading.Thread(target=self._guarded, name=f"member-{name}",
+                                       daemon=True)
         self.thread.start()
 
     def commit(self, timeout_s: float = 60) -> None:
@@ -40,6 +41,15 @@ class Member:
     def _got(self, partition: int, offset: int, value: bytes) -> None:
         with self._lock:
             self.records.append((partition, offset, value.decode()))
+
+    def _guarded(self) -> None:
+        """A member whose client raised is dead: say so in ``errors`` (the tests check them)
+        rather than leaving only a thread warning behind."""
+        try:
+            self._run()
+        except Exception as e:  # noqa: BLE001 (any client's exception)
+            if not self.errors:
+                self.errors.append(f"{self.name} stopped: {e!r}")
 
     def _run(self) -> None:
         raise NotImplementedError
@@ -99,6 +109,7 @@ def _commit_stored(ck, consumer) -> None:
 class KafkaPythonMember(Member):
     def _run(self) -> None:
         import kafka
+        import kafka.errors
 
         c = kafka.KafkaConsumer(self.topic, bootstrap_servers=self.bootstrap,
                                 group_id=self.group, client_id=self.name,
@@ -107,7 +118,17 @@ class KafkaPythonMember(Member):
                                 metadata_max_age_ms=1000)
         try:
             while not self._stop.is_set():
-                for records in c.poll(timeout_ms=100).values():
+                try:
+                    polled = c.poll(timeout_ms=100)
+                except kafka.errors.KafkaError as e:
+                    # kafka-python 3.0's poll raises what its coordinator lookup met (a
+                    # KafkaConnectionError from the killed coordinator's broker, still in
+                    # Metadata until it is fenced): retriable, so an application polls again
+                    if not e.retriable:
+                        self.errors.append(repr(e))
+                        raise
+                    polled = {}
+                for records in polled.values():
                     for r in records:
                         self._got(r.partition, r.offset, r.value)
                 self.assignment = frozenset(tp.partition for tp in c.assignment())

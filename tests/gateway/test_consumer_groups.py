@@ -35,12 +35,7 @@ def _values(members) -> list[str]:
     return sorted(v for m in members for _, _, v in m.records)
 
 
-@pytest.mark.parametrize("client", [
-    "aiokafka", "confluent",
-    pytest.param("kafka-python", marks=pytest.mark.skip(
-        reason="flaky under load: after the coordinator's broker dies, kafka-python sometimes "
-               "stops fetching partitions whose leader moved (10 of 120 records unread); "
-               "open, see the gateway's session report"))])
+@pytest.mark.parametrize("client", ["aiokafka", "confluent", "kafka-python"])
 def test_a_group_rebalances_commits_and_survives_its_coordinator(client):
     pytest.importorskip({"confluent": "confluent_kafka", "kafka-python": "kafka",
                          "aiokafka": "aiokafka"}[client])
