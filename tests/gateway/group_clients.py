@@ -111,11 +111,19 @@ class KafkaPythonMember(Member):
         import kafka
         import kafka.errors
 
-        c = kafka.KafkaConsumer(self.topic, bootstrap_servers=self.bootstrap,
+        c = kafka.KafkaConsumer(bootstrap_servers=self.bootstrap,
                                 group_id=self.group, client_id=self.name,
                                 auto_offset_reset="earliest", enable_auto_commit=False,
                                 session_timeout_ms=30_000, heartbeat_interval_ms=500,
                                 metadata_max_age_ms=1000)
+        # the topic's partitions in the coordinator's metadata snapshot before the first join
+        # (topics() fetches metadata, which rebuilds it): a member that leads a join without
+        # them assigns nothing and rejoins once its metadata changes, and kafka-python 3.0
+        # loses such a rejoin's assignment when a poll's timeout ends while it completes (its
+        # own assignment clears need_rejoin, so the finished join is never applied)
+        c.subscribe([self.topic])
+        while self.topic not in c.topics():
+            pass
         try:
             while not self._stop.is_set():
                 try:
@@ -133,11 +141,24 @@ class KafkaPythonMember(Member):
                         self._got(r.partition, r.offset, r.value)
                 self.assignment = frozenset(tp.partition for tp in c.assignment())
                 if self._commit.is_set():
-                    self._commit.clear()
-                    ConfluentMember._retry(self, c.commit)
-                    self._committed.set()
+                    self._commit_polling(c, kafka.errors)
         finally:
             c.close()
+
+    def _commit_polling(self, c, errors) -> None:
+        """Commit; a failure caught in a coordinator move or a rebalance is retried after the
+        next poll (kafka-python completes a rebalance, which fails a commit with
+        RebalanceInProgressError, only inside poll()), at most 50 times."""
+        try:
+            c.commit()
+        except errors.KafkaError as e:
+            self._failed_commits = getattr(self, "_failed_commits", 0) + 1
+            if self._failed_commits < 50:
+                return  # _commit stays set: the loop polls, then commits again
+            self.errors.append(repr(e))
+        self._failed_commits = 0
+        self._commit.clear()
+        self._committed.set()
 
 
 class AiokafkaMember(Member):
