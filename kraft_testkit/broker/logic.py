@@ -38,6 +38,7 @@ _LIFECYCLE_RESPONSES = (M.BrokerRegistrationResponse, M.BrokerHeartbeatResponse)
 _BROKER_REQUESTS = (M.FetchRequest, M.MetadataRequest)
 _OWN_BODIES = (*_LIFECYCLE_RESPONSES, M.AlterPartitionResponse, M.MetadataRequest)
 METADATA_TOPIC_ID = Uuid.METADATA_TOPIC_ID
+_SESSION_ERRORS = (70, 71, 106)  # FETCH_SESSION_ID_NOT_FOUND, INVALID_FETCH_SESSION_EPOCH, ..._TOPIC_ID_ERROR
 
 
 def default_listeners(broker_id: int) -> tuple[Endpoint, ...]:
@@ -80,7 +81,8 @@ class BrokerLogic:
                                            lambda: self.lifecycle.broker_epoch,
                                            self.lifecycle.request_timeout_ms)
         self.replicas = ReplicaManager(broker_id, config, self._out, self.events, self.alter,
-                                       lambda: self.lifecycle.broker_epoch, rack)
+                                       lambda: self.lifecycle.broker_epoch, rack,
+                                       random.Random(f"fetch-sessions-{incarnation_id}"))
         self.replicas.load(local_replicas)
         self.image = MetadataImage.EMPTY
         self.metadata_offset = -1
@@ -174,8 +176,11 @@ class BrokerLogic:
             if isinstance(msg, rpc.Response) \
                     and self.replicas.owns_fetch_response(src, msg.correlation_id):
                 return True
-            # replica fetch answers always name their partitions; the metadata log's never
-            # name anything but __cluster_metadata
+            # replica fetch answers name their partitions or carry a fetch session (KIP-227:
+            # an incremental answer can be empty; a session error has no session); the
+            # metadata log's never name anything but __cluster_metadata
+            if body.session_id != 0 or body.error_code in _SESSION_ERRORS:
+                return True
             if not body.responses:
                 return False
             for t in body.responses:

@@ -30,6 +30,7 @@ brokers. It follows Kafka's ``Partition`` and ``ReplicaManager`` where it can:
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple
 
@@ -40,6 +41,7 @@ from kraft_testkit.protocol.uuid import Uuid
 
 from .alter_partition import AlterPartitionManager, IsrChange, IsrChangeResult
 from .channel import EventLog, Outbox
+from .fetch_session_cache import FetchSessionCache
 from .replica_fetch import (  # noqa: F401 - the fetch settings are read from here too
     REPLICA_FETCH_MAX_BYTES,
     REPLICA_FETCH_RESPONSE_MAX_BYTES,
@@ -59,30 +61,67 @@ NOT_APPLIED = frozenset({E.OPERATION_NOT_ATTEMPTED, E.INELIGIBLE_REPLICA})
 
 
 class FollowerState:
-    """What a leader knows of one follower (Kafka's ``Replica``)."""
+    """What a leader knows of one follower (Kafka's ``Replica``).
 
-    __slots__ = ("broker_epoch", "broker_id", "last_caught_up_ms", "last_fetch_ms")
+    While its partition is clean in the follower's fetch session (``replica_fetch.py``), the
+    record follows the session's last fetch (``link``, a ``FetchClock``) instead of being
+    written at every fetch; :meth:`unlink` makes it standalone again with the same values.
+    """
+
+    __slots__ = ("_caught_up", "_epoch", "_fetch", "broker_id", "link")
 
     def __init__(self, broker_id: int) -> None:
         self.broker_id = broker_id
-        self.last_fetch_ms = -1
-        self.last_caught_up_ms = 0
-        self.broker_epoch: int | None = None
+        self._fetch = -1
+        self._caught_up = 0
+        self._epoch: int | None = None
+        self.link: Any = None
+
+    @property
+    def last_fetch_ms(self) -> int:
+        return self._fetch if self.link is None else self.link.ms
+
+    @property
+    def last_caught_up_ms(self) -> int:
+        link = self.link
+        if link is not None and link.ms > self._caught_up:
+            return link.ms
+        return self._caught_up
+
+    @last_caught_up_ms.setter
+    def last_caught_up_ms(self, value: int) -> None:
+        self.unlink()
+        self._caught_up = value
+
+    @property
+    def broker_epoch(self) -> int | None:
         """From its last fetch's ReplicaState (None: no fetch since this broker became leader)."""
+        return self._epoch if self.link is None else self.link.epoch
+
+    def unlink(self) -> None:
+        link = self.link
+        if link is not None:
+            self._fetch = link.ms
+            if link.ms > self._caught_up:
+                self._caught_up = link.ms
+            self._epoch = link.epoch
+            self.link = None
 
     def fetched(self, epoch: int, now_ms: int) -> None:
         """It fetched at ``now_ms`` (from its broker epoch ``epoch``): an idle partition's
         follower is caught up at every fetch."""
-        self.last_fetch_ms = now_ms
-        if now_ms > self.last_caught_up_ms:
-            self.last_caught_up_ms = now_ms
-        self.broker_epoch = epoch
+        self.unlink()
+        self._fetch = now_ms
+        if now_ms > self._caught_up:
+            self._caught_up = now_ms
+        self._epoch = epoch
 
     def reset(self, now_ms: int, in_sync: bool, new_leader: bool) -> None:
-        self.last_caught_up_ms = now_ms if in_sync else 0
+        self.unlink()
+        self._caught_up = now_ms if in_sync else 0
         if new_leader:
-            self.last_fetch_ms = -1
-            self.broker_epoch = None
+            self._fetch = -1
+            self._epoch = None
 
     def __repr__(self) -> str:
         return (f"FollowerState({self.broker_id}, last_fetch={self.last_fetch_ms}, "
@@ -101,10 +140,11 @@ class LocalReplica:
     """One partition hosted on this broker: as leader or follower, with its committed ISR."""
 
     __slots__ = (
+        "_fetched",
+        "_flink",
         "applied",
         "followers",
         "isr",
-        "last_fetched_ms",
         "leader",
         "leader_epoch",
         "partition",
@@ -128,8 +168,30 @@ class LocalReplica:
         self.followers: dict[int, FollowerState] = {}
         self.applied: PartitionRegistration | None = None
         """The registration last applied from an image (re-applied only when it changes)."""
-        self.last_fetched_ms: int | None = None
+        self._fetched: int | None = None
+        self._flink: Any = None  # the leader's FetchClock while it is clean in the session
+
+    @property
+    def last_fetched_ms(self) -> int | None:
         """As a follower: when a fetch from the leader last succeeded."""
+        return self._fetched if self._flink is None else self._flink.ms
+
+    @last_fetched_ms.setter
+    def last_fetched_ms(self, value: int | None) -> None:
+        self._flink = None
+        self._fetched = value
+
+    def link_fetched(self, clock: Any) -> None:
+        """Fetched now, and at every successful fetch of the session from now on."""
+        self._flink = clock
+
+    def unlink_fetched(self) -> None:
+        if self._flink is not None:
+            self._fetched = self._flink.ms
+            self._flink = None
+
+    def fetched_follows(self, clock: Any) -> bool:
+        return self._flink is clock
 
     @property
     def key(self) -> tuple[Uuid, int]:
@@ -150,7 +212,7 @@ class ReplicaManager(ReplicaFetching):
 
     def __init__(self, broker_id: int, config: NodeConfig, outbox: Outbox, events: EventLog,
                  alter: AlterPartitionManager, broker_epoch: Callable[[], int],
-                 rack: str | None = None) -> None:
+                 rack: str | None = None, session_rng: random.Random | None = None) -> None:
         self.broker_id = broker_id
         self.config = config
         self._out = outbox
@@ -172,8 +234,21 @@ class ReplicaManager(ReplicaFetching):
         self._fetch_cids: dict[int, int] = {}
         self._applied_topics: Any = None  # image.topics at the last _apply (sections are shared)
         self._ok_answers: dict[int, Any] = {}  # partition index -> the error-free PartitionData
-        # leader -> (what _build_fetch_request read, the request it built)
-        self._last_fetch: dict[int, tuple[tuple, Any]] = {}
+        # follower side (replica_fetch.py): per leader broker, its session handler, the
+        # partitions followed there, the ones changed since the last request, the ones whose
+        # last answer erred, the clock of its last successful fetch, what the request in
+        # flight sent; a held fetch's (cid, request) (steady_replicas.py)
+        self._handlers: dict[int, Any] = {}
+        self._by_leader: dict[int, dict[tuple[str, int], LocalReplica]] = {}
+        self._fetch_dirty: dict[int, dict] = {}
+        self._erroring: dict[int, set] = {}
+        self._fclocks: dict[int, Any] = {}
+        self._sent_parts: dict[int, list] = {}
+        self._unqueued: dict[int, tuple[int, Any]] = {}
+        # leader side: the fetch session cache and, per follower, the session it fetches with
+        self._session_rng = session_rng or random.Random(f"fetch-sessions-{broker_id}")
+        self._cache = FetchSessionCache.for_broker(self._session_rng)
+        self._lsessions: dict[int, Any] = {}
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -207,6 +282,12 @@ class ReplicaManager(ReplicaFetching):
         self._next_fetch_ms = self._next_isr_check_ms = None
         self._fetch_cids.clear()
         self._alter.clear()
+        for d in (self._handlers, self._fetch_dirty, self._erroring, self._fclocks,
+                  self._sent_parts, self._unqueued):
+            d.clear()
+        for owner in list(self._lsessions.values()):
+            self._unlink_session(owner)
+        self._cache = FetchSessionCache.for_broker(self._session_rng)
 
     def on_metadata(self, image: MetadataImage, now_ms: int) -> None:
         self.image = image
@@ -219,6 +300,7 @@ class ReplicaManager(ReplicaFetching):
         if serving == self.leader_serving:
             return
         self.leader_serving = serving
+        self.all_partitions_changed()
         if serving:  # back from self-fencing: a fresh lag window for followers in the ISR
             for rep in self.replicas.values():
                 if rep.leader == self.broker_id:
@@ -333,7 +415,10 @@ class ReplicaManager(ReplicaFetching):
             maybe = {k for k in maybe if k in self.replicas and k not in here}
             gone = [k for k in self.replicas if k in maybe] if maybe else []
         for key in gone:
+            self.partition_changed(key)
             rep = self.replicas.pop(key)
+            old_leader, rep.leader = rep.leader, -1
+            self._refollow(rep, old_leader)
             self._alter.forget(key)
             self._dir_gone(rep)
             why = ("topic deleted" if image.topics.by_id(rep.topic_id) is None
@@ -350,7 +435,9 @@ class ReplicaManager(ReplicaFetching):
         if reg.partition_epoch < rep.partition_epoch:
             return  # the broker already knows a newer state (from an AlterPartition answer)
         rep.applied = reg
+        self.partition_changed(rep.key)
         was_leader = rep.leader == self.broker_id
+        old_epoch = rep.leader_epoch
         new_epoch = reg.leader_epoch > rep.leader_epoch
         old_leader, old_isr = rep.leader, rep.isr
         rep.replicas, rep.isr = tuple(reg.replicas), tuple(reg.isr)
@@ -360,6 +447,8 @@ class ReplicaManager(ReplicaFetching):
         rep.leader = reg.leader
         rep.leader_epoch = reg.leader_epoch
         rep.partition_epoch = reg.partition_epoch
+        if old_leader != reg.leader or old_epoch != reg.leader_epoch:
+            self._refollow(rep, old_leader)
         if reg.leader == self.broker_id:
             followers = {}
             for b in reg.replicas:
@@ -439,6 +528,7 @@ class ReplicaManager(ReplicaFetching):
             rep = self.replicas.get(r.change.key)
             if rep is None or rep.pending is not r.change.proposal:
                 continue  # the partition moved on (new metadata): this answer is stale
+            self.partition_changed(rep.key)
             self._on_alter_result(rep, r, now_ms)
 
     def _on_alter_result(self, rep: LocalReplica, r: IsrChangeResult, now_ms: int) -> None:

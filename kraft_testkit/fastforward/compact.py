@@ -148,6 +148,7 @@ def materialize_compact(warp: Any, pred: QuorumPrediction) -> None:
             elif kind in ("rfetch", "ranswer"):  # a replica fetch or its answer (broker to broker)
                 src = ev.peer
                 msg = take(src, node, None, kind)
+                logic_held.taken_by_node(kind, src, node, msg)
                 delivered += 1
             else:
                 raise InexactWarp(f"at {at} ms: a {kind} at {node} in a compact stretch")
@@ -182,7 +183,6 @@ def materialize_compact(warp: Any, pred: QuorumPrediction) -> None:
         logic_held.settle(node, armed, changed)
     bulk.offsets.update(logic_held.offsets)
     warp._count("answers applied in runs", sum(len(lp.held) for lp in pred.loops.values()))  # noqa: SLF001
-    logic_held.in_flight(pred.in_flight)
     for at, tie, _, kind, arg in pred.in_flight:  # the messages still in flight
         n = arg[0]
         if kind in ("fetch", "answer"):

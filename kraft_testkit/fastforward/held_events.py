@@ -55,161 +55,181 @@ class HeldEvents:
         #: broker -> the metadata offset its last heartbeat at the leader reported
         self.offsets: dict[int, int] = {}
         self.last: dict[int, int] = {}  # broker -> its last held event's instant
-        #: (leader broker, follower broker) -> when the leader last served the follower's
-        #: held fetch (an answer still on its way at the horizon is built as of then)
-        self.served: dict[tuple[int, int], int] = {}
-        #: (follower, leader broker) -> the request ids of the follower's fetches to that
-        #: leader whose answers have not reached it, in the order sent (on slow links a fetch
-        #: can leave before the last one's answer came: that answer is then ignored)
-        self.outstanding: dict[tuple[int, int], deque] = {}
-        # what was on its way at the start: the answers answer older fetches than those
-        # still on their way to the leader
-        for kind, follower_is_src in (("FetchResponse", False), ("FetchRequest", True)):
-            for (src, dst, channel), queue in queues.items():
-                if channel is None and src in loops and dst in loops:
-                    pair = (src, dst) if follower_is_src else (dst, src)
-                    for msg in queue:
-                        if type(msg.body).__name__ == kind:
-                            self.outstanding.setdefault(pair, deque()).append(
-                                msg.correlation_id)
-        self._cursor: dict[tuple, int] = {}  # the in-flight messages at the horizon
+        #: (follower, leader broker) -> the follower's fetches to that leader not served yet,
+        #: in the order sent, as (request id, body) where a held logic run built it and
+        #: (request id, None) where it is on its link (sent before the stretch or by node code)
+        self.requests: dict[tuple[int, int], deque] = {}
+        #: (follower, leader broker) -> the leader's answers not yet at the follower, likewise
+        #: (on slow links a fetch can leave before the last one's answer came: that answer
+        #: is then ignored)
+        self.answers: dict[tuple[int, int], deque] = {}
+        for (src, dst, channel), queue in queues.items():
+            if channel is None and src in loops and dst in loops:
+                for msg in queue:
+                    kind = type(msg.body).__name__
+                    if kind == "FetchRequest":
+                        self.requests.setdefault((src, dst), deque()).append(
+                            (msg.correlation_id, None))
+                    elif kind == "FetchResponse":
+                        self.answers.setdefault((dst, src), deque()).append(
+                            (msg.correlation_id, None))
 
     def catch_up(self, node: int, upto: int) -> None:
         """The broker's held events before its event at index ``upto``."""
-        start = self.taken.get(node, 0)
-        if upto <= start:
-            return
-        self.taken[node] = upto
+        if self.taken.get(node, 0) < upto:
+            self._steady(node)
+        while self.taken.get(node, 0) < upto:
+            self._one(node)
+
+    def _steady(self, node: int) -> None:
+        if not self.procs[node].machine.logic.lifecycle.steady():
+            raise InexactWarp(f"broker {node}'s logic events are held but it is not steady")
+
+    def _one(self, node: int) -> None:
+        """The broker's next held event (one at a time: a replica event can first need
+        another broker's earlier held events, :meth:`_pull`)."""
+        i = self.taken.get(node, 0)
+        self.taken[node] = i + 1
         logic = self.procs[node].machine.logic
         lc, replicas = logic.lifecycle, logic.replicas
         leader, queues = self.leader, self.queues
-        if not lc.steady():
-            raise InexactWarp(f"broker {node}'s logic events are held but it is not steady")
-        last = self.last.get(node, -1)
-        for kind, at, offset in self.loops[node].logic[start:upto]:
-            if kind > ANSWER:  # the replica fetching between brokers (offset: the peer)
-                self._replica_event(node, replicas, kind, at, offset)
-                last = at
-            elif kind == SEND:
-                lc.sent_steady_heartbeat(at, offset)
+        kind, at, offset = self.loops[node].logic[i]
+        if kind > ANSWER:  # the replica fetching between brokers (offset: the peer)
+            self._replica_event(node, replicas, kind, at, offset)
+            self.last[node] = at
+        elif kind == SEND:
+            lc.sent_steady_heartbeat(at, offset)
+            self.sent += 1
+            self.last[node] = at
+        elif kind == ARRIVE:  # sent by a node event or before the stretch: on its link
+            queue = queues.get((node, leader, CONTROLLER_CHANNEL))
+            if queue:
+                offset = queue.popleft().body.current_metadata_offset
+            else:
+                f = lc._inflight  # noqa: SLF001
+                if f is None or f.cid is None:
+                    raise InexactWarp(f"broker {node}'s heartbeat reaches the leader at "
+                                      f"{at} ms with none sent")
+                offset = f.body.current_metadata_offset
+            self.offsets[node] = offset
+            self.delivered += 1
+        else:  # ANSWER
+            queue = queues.get((leader, node, CONTROLLER_CHANNEL))
+            if queue:
+                queue.popleft()  # sent before the stretch
+            else:
                 self.sent += 1
-                last = at
-            elif kind == ARRIVE:  # sent by a node event or before the stretch: on its link
-                queue = queues.get((node, leader, CONTROLLER_CHANNEL))
-                if queue:
-                    offset = queue.popleft().body.current_metadata_offset
-                else:
-                    f = lc._inflight  # noqa: SLF001
-                    if f is None or f.cid is None:
-                        raise InexactWarp(f"broker {node}'s heartbeat reaches the leader at "
-                                          f"{at} ms with none sent")
-                    offset = f.body.current_metadata_offset
-                self.offsets[node] = offset
-                self.delivered += 1
-            else:  # ANSWER
-                queue = queues.get((leader, node, CONTROLLER_CHANNEL))
-                if queue:
-                    queue.popleft()  # sent before the stretch
-                else:
-                    self.sent += 1
-                self.delivered += 1
-                if lc._inflight is None:  # noqa: SLF001
-                    raise InexactWarp(f"broker {node} gets a heartbeat answer at {at} ms with "
-                                      "none in flight")
-                lc.steady_answer(at)
-                last = at
-        if last >= 0:
-            self.last[node] = last
+            self.delivered += 1
+            if lc._inflight is None:  # noqa: SLF001
+                raise InexactWarp(f"broker {node} gets a heartbeat answer at {at} ms with "
+                                  "none in flight")
+            lc.steady_answer(at)
+            self.last[node] = at
+
+    def _pull(self, node: int, fifo: dict, pair: tuple[int, int], at: int) -> None:
+        """``node``'s held events up to ``at`` until ``pair`` has something in ``fifo``: the
+        fetch (or answer) arriving at ``at`` was sent by one of them (brokers' held events
+        are applied broker by broker, so the sender's may not have run yet)."""
+        events = self.loops[node].logic
+        while not fifo.get(pair):
+            i = self.taken.get(node, 0)
+            if i >= len(events) or events[i][1] > at:
+                return
+            self._steady(node)
+            self._one(node)
 
     def _replica_event(self, node: int, replicas: Any, kind: int, at: int, peer: int) -> None:
-        """One of the broker's held logic events of its replica fetching (``steady_replicas``):
-        a fetch served (its request taken from the link where it was sent before the stretch
-        or by a node event), an answer taken, the fetches sent, the ISR check."""
+        """One of the broker's held logic events of its replica fetching (``steady_replicas``),
+        run through the broker's own paths with the messages' bodies but no queueing: a fetch
+        served (the request a held run built, or the one on the link), an answer taken, the
+        fetches sent, the ISR check. The bodies carry the KIP-227 session ids and epochs as
+        stepping does; a steady session's fetch and answer list no partition."""
         if kind == RFETCH:
-            # a link delivers in the order sent (a message behind another takes its instant
-            # and tie, and the model keeps their order): its head is this request where node
-            # code built it; where a held logic run sent it, the head can only be a request
-            # node code sent later (one fetch in flight per leader makes that rare), taken
-            # early with the same epoch
-            msg = self._take_head(peer, node, "FetchRequest")
-            if msg is not None:
-                epoch = msg.body.replica_state.replica_epoch
-            else:
-                epoch = self.procs[peer].machine.logic.lifecycle.broker_epoch
-            steady.fetch_served(replicas, peer, epoch, at)
-            self.served[(node, peer)] = at
+            cid, body = self._next(self.requests, (peer, node), "FetchRequest", at)
+            answer = steady.fetch_served(replicas, body, at)
+            if replicas._out.sends:  # noqa: SLF001
+                raise InexactWarp(f"broker {node} sent something serving a fetch at {at} ms")
+            self.answers.setdefault((peer, node), deque()).append((cid, answer))
             self.sent += 1  # the answer
             self.delivered += 1
         elif kind == RANSWER:
-            self._take_head(peer, node, "FetchResponse")  # sent before the stretch
-            pending = self.outstanding.get((node, peer))
-            if not pending:
-                raise InexactWarp(f"broker {node} gets a fetch answer from {peer} at {at} ms "
-                                  "with no fetch out")
-            steady.fetch_answered(replicas, peer, pending.popleft(), at)  # or ignored
+            cid, body = self._next(self.answers, (node, peer), "FetchResponse", at)
+            steady.fetch_answered(replicas, peer, cid, body, at)  # or ignored
             self.delivered += 1
         elif kind == FETCHES:
             leaders = steady.fetches_sent(replicas, at)
-            cids = replicas._fetch_cids  # noqa: SLF001
+            built = replicas._unqueued  # noqa: SLF001
             for lead in leaders:
-                self.outstanding.setdefault((node, lead), deque()).append(cids[lead])
+                self.requests.setdefault((node, lead), deque()).append(built.pop(lead))
             self.sent += len(leaders)
         elif kind == ISR:
             steady.isr_checked(replicas, at)
             if replicas._out.sends:  # noqa: SLF001
                 raise InexactWarp(f"broker {node}'s ISR check at {at} ms sent something")
 
-    def _take_head(self, src: int, dst: int, kind: str) -> Any:
-        """The replica link's first message where it is of ``kind`` (a FetchRequest or
-        FetchResponse: a link carries both where each broker leads for the other), else
-        None."""
-        queue = self.queues.get((src, dst, None))
-        if queue and type(queue[0].body).__name__ == kind:
-            return queue.popleft()
-        return None
+    def _next(self, fifo: dict, pair: tuple[int, int], kind: str, at: int) -> tuple[int, Any]:
+        """The oldest (request id, body) of a follower-leader pair's fetches or answers; one
+        on its link is taken from there."""
+        if not fifo.get(pair):  # sent by a held event of the sender's not applied yet
+            self._pull(pair[0] if kind == "FetchRequest" else pair[1], fifo, pair, at)
+        pending = fifo.get(pair)
+        if not pending:
+            raise InexactWarp(f"a {kind} between {pair[0]} and {pair[1]} arrives at {at} ms "
+                              "with none sent")
+        cid, body = pending.popleft()
+        if body is None:
+            link = pair + (None,) if kind == "FetchRequest" else (pair[1], pair[0], None)
+            body = self._take(link, kind, cid).body
+        return cid, body
+
+    def _take(self, link: tuple, kind: str, cid: int) -> Any:
+        """The message of ``kind`` with request id ``cid`` on ``link`` (a link carries both
+        kinds where each broker leads for the other)."""
+        queue = self.queues.get(link)
+        for i, msg in enumerate(queue or ()):
+            if msg.correlation_id == cid and type(msg.body).__name__ == kind:
+                del queue[i]
+                return msg
+        raise InexactWarp(f"the {kind} {cid} on {link} is not on its link")
 
     def sent_by_node(self, node: int, dst: int, msg: Any) -> None:
-        """A node event's send: a replica fetch to another broker is outstanding."""
-        if dst in self.loops and type(getattr(msg, "body", None)).__name__ == "FetchRequest":
-            self.outstanding.setdefault((node, dst), deque()).append(msg.correlation_id)
+        """A node event's send: a replica fetch or an answer to one, on its link."""
+        if dst not in self.loops:
+            return
+        kind = type(getattr(msg, "body", None)).__name__
+        if kind == "FetchRequest":
+            self.requests.setdefault((node, dst), deque()).append((msg.correlation_id, None))
+        elif kind == "FetchResponse":
+            self.answers.setdefault((dst, node), deque()).append((msg.correlation_id, None))
 
-    def in_flight(self, pred_in_flight: list) -> None:
-        """Before the messages on their way at the horizon are handed back: the answers on
-        each follower's way answer its oldest outstanding fetches, the fetches on their way
-        are the newer ones."""
-        cursor: dict[tuple, int] = {}
-        for _at, _tie, _, kind, arg in pred_in_flight:
-            if kind == "ranswer":  # (follower, leader): the fetches start past its answers
-                key = ("rfetch", arg[0], arg[1])
-                cursor[key] = cursor.get(key, 0) + 1
-        self._cursor = cursor
+    def taken_by_node(self, kind: str, src: int, dst: int, msg: Any) -> None:
+        """Node code took a replica fetch (``rfetch``) or answer from its link: not pending."""
+        fifo, pair = (self.requests, (src, dst)) if kind == "rfetch" else \
+            (self.answers, (dst, src))
+        pending = self.fifo_head(fifo, pair)
+        if pending is None or pending != (msg.correlation_id, None):
+            raise InexactWarp(f"node code took a {kind} from {src} to {dst} out of order")
+        fifo[pair].popleft()
+
+    @staticmethod
+    def fifo_head(fifo: dict, pair: tuple) -> Any:
+        q = fifo.get(pair)
+        return q[0] if q else None
 
     def replica_message(self, kind: str, follower: int, leader: int) -> Any:
         """A replica fetch (``rfetch``) or its answer (``ranswer``) still on its way at the
-        horizon (in arrival order): the one node code sent, from its link, or one a held
-        logic run sent, as the follower built the request and the leader answered it."""
-        key = (kind, follower, leader)
-        i = self._cursor.get(key, 0)
-        self._cursor[key] = i + 1
-        pending = self.outstanding.get((follower, leader), ())
-        if i >= len(pending):
-            raise InexactWarp(f"a fetch from {follower} to {leader} is in flight, none sent")
-        cid = pending[i]
-        link = (follower, leader, None) if kind == "rfetch" else (leader, follower, None)
-        queue = self.queues.get(link)
-        if queue and queue[0].correlation_id == cid:
-            return queue.popleft()
-        f_replicas = self.procs[follower].machine.logic.replicas
-        reps = [r for r in f_replicas.followed() if r.leader == leader]
-        body = f_replicas._fetch_request(reps)  # noqa: SLF001
+        horizon (in arrival order): the one on its link, or the one a held event built."""
+        fifo = self.requests if kind == "rfetch" else self.answers
+        pending = fifo.get((follower, leader))
+        if not pending:
+            raise InexactWarp(f"a {kind} between {follower} and {leader} is in flight, none "
+                              "sent")
+        cid, body = pending.popleft()
         if kind == "rfetch":
-            return rpc.request(cid, body)
-        at = self.served.get((leader, follower))
-        if at is None:
-            raise InexactWarp(f"an answer from {leader} to {follower} is in flight, none served")
-        # served again at its last serving instant: the follower's record does not move
-        answer = self.procs[leader].machine.logic.replicas.handle_fetch(body, at)
-        return rpc.response(cid, answer)
+            return self._take((follower, leader, None), "FetchRequest", cid) if body is None \
+                else rpc.request(cid, body)
+        return self._take((leader, follower, None), "FetchResponse", cid) if body is None \
+            else rpc.response(cid, body)
 
     def request(self, node: int) -> Any:
         """A held heartbeat still on its way to the leader at the horizon, as sent."""

@@ -136,6 +136,7 @@ def produce(ctx: RequestContext, req: Any) -> Any:
                 continue
             if base < 0:
                 base = log.append(batches, view.rep.leader_epoch, now)
+                view.plane.appended(ctx.node, view.topic.id, view.partition)
             if req.acks == -1:
                 waits.append((t.name, p.index, view, log.log_end_offset, view.rep.leader_epoch))
             answers[(t.name, p.index)] = _produce_answer(ctx, view, E.NONE, base)

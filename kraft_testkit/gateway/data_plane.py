@@ -281,6 +281,14 @@ class DataPlane:
             return None
         return logic.replicas.replicas.get((topic_id, partition))
 
+    def appended(self, broker: int, topic_id: Uuid, partition: int) -> None:
+        """Records were appended to the leader's log: the followers' next incremental fetch
+        answers (KIP-227) carry the partition, as Kafka's carry a partition with data."""
+        machine = self.cluster.broker(broker)
+        logic = getattr(machine, "logic", None)
+        if logic is not None:
+            logic.replicas.partition_changed((topic_id, partition), data=True)
+
     def advance_high_watermark(self, broker: int, topic_id: Uuid, partition: int) -> int:
         """Move the leader's high watermark to the smallest log end over its ISR."""
         log = self.log(broker, topic_id, partition)
@@ -292,8 +300,11 @@ class DataPlane:
             if member != broker:
                 other = self.logs.get((member, topic_id, partition))
                 ends.append(other.log_end_offset if other is not None else 0)
-        log.high_watermark = max(log.high_watermark, min(ends))
-        return log.high_watermark
+        hw = max(log.high_watermark, min(ends))
+        if hw != log.high_watermark:
+            log.high_watermark = hw
+            self.appended(broker, topic_id, partition)  # an answer carries a new HW too
+        return hw
 
     def forget_deleted(self, image: Any) -> None:
         for key in [k for k in self.logs if image.topics.by_id(k[1]) is None]:

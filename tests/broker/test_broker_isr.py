@@ -430,31 +430,3 @@ def test_superseded_changes_never_sent_are_dropped():
     _, req = h.take_one(M.AlterPartitionRequest)  # the next check proposes on the new state
     p = req.body.topics[0].partitions[0]
     assert (p.leader_epoch, p.partition_epoch) == (0, 1)
-
-
-def test_the_kept_replica_fetch_request_is_the_one_built_anew(monkeypatch):
-    """A follower keeps its last FetchRequest per leader with what it was built from: every
-    request it sends equals one built anew, through leader changes (a broker killed, so new
-    leader epochs), a restart (a new broker epoch) and new partitions."""
-    from kraft_testkit.broker.replicas import ReplicaManager
-    from kraft_testkit.cluster import Cluster
-
-    kept = ReplicaManager._fetch_request
-    sent = []
-
-    def checked(self, reps):
-        request = kept(self, reps)
-        assert request == self._build_fetch_request(reps)
-        sent.append(request)
-        return request
-
-    monkeypatch.setattr(ReplicaManager, "_fetch_request", checked)
-    c = Cluster(1, 4, seed=3)
-    c.create_topic("t", 4, 3)
-    c.run_for(3_000)
-    c.faults.kill(c.brokers[0])
-    c.run_for(12_000)  # fenced: leaders move, epochs go up
-    c.faults.start(c.brokers[0])
-    c.create_partitions("t", 6)
-    c.run_for(8_000)
-    assert len(sent) > 50 and len({id(r) for r in sent}) < len(sent)  # kept ones were sent

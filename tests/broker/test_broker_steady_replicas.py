@@ -31,6 +31,13 @@ def _state(logic) -> tuple:
             logic.next_wakeup_ms())
 
 
+def _sessions(logic) -> tuple:
+    """The broker's KIP-227 sessions: its handlers' next (id, epoch), its cache's sessions."""
+    r = logic.replicas
+    return (sorted((k, tuple(h.next_metadata)) for k, h in r._handlers.items()),  # noqa: SLF001
+            sorted((s.id, s.epoch, s.last_used_ms, s.size) for s in r._cache.sessions()))  # noqa: SLF001
+
+
 def test_a_fetch_cycle_leaves_both_brokers_as_the_full_paths_do():
     full, held = _twins(3)
     b, l = full.broker_ids[0], full.broker_ids[1]
@@ -45,27 +52,35 @@ def test_a_fetch_cycle_leaves_both_brokers_as_the_full_paths_do():
         fetches = [(dst, m) for dst, m in sends if type(m.body).__name__ == "FetchRequest"]
         assert len(fetches) == len(steady.fetches_sent(hb.replicas, due)) >= 1
         assert _state(fb) == _state(hb)
+        built = dict(hb.replicas._unqueued)  # noqa: SLF001
+        hb.replicas._unqueued.clear()  # noqa: SLF001
         request = dict(fetches)[l]
+        assert built[l] == (request.correlation_id, request.body)  # the same session and epoch
         answer = fl.on_message(b, request, due + 2).sends
-        steady.fetch_served(hl.replicas, b, hb.lifecycle.broker_epoch, due + 2)
+        held_answer = steady.fetch_served(hl.replicas, built[l][1], due + 2)
         hl.on_timer(due + 2)  # the rest of the leader's event: its logic's _done
         assert _state(fl) == _state(hl)
         [(dst, response)] = [(d, m) for d, m in answer
                              if d == b and type(m.body).__name__ == "FetchResponse"]
+        assert response.body == held_answer
         fb.on_message(l, response, due + 5)
-        assert steady.fetch_answered(hb.replicas, l, request.correlation_id, due + 5)
+        assert steady.fetch_answered(hb.replicas, l, request.correlation_id, held_answer,
+                                     due + 5)
         assert _state(fb)[1:5] == _state(hb)[1:5]
         for other in set(dict(fetches)) - {l}:  # the other leaders' answers, alike
             resp = full.broker(other).logic.replicas.handle_fetch(dict(fetches)[other].body,
                                                                    due + 3)
+            held.broker(other).logic.replicas.handle_fetch(built[other][1], due + 3)
             fb.on_message(other, rpc.response(dict(fetches)[other].correlation_id, resp),
                           due + 6)
             steady.fetch_answered(hb.replicas, other, dict(fetches)[other].correlation_id,
-                                  due + 6)
+                                  resp, due + 6)
         assert _state(fb) == _state(hb)
+        assert _sessions(fb) == _sessions(hb) and _sessions(fl) == _sessions(hl)
     before = _state(hb)
     # an answer to a fetch no longer in flight (a later one left before it came): ignored
-    assert not steady.fetch_answered(hb.replicas, l, request.correlation_id, due + 9)
+    assert not steady.fetch_answered(hb.replicas, l, request.correlation_id, held_answer,
+                                     due + 9)
     assert _state(hb) == before
 
 

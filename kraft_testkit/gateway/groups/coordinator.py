@@ -180,6 +180,7 @@ class GroupCoordinator:
         log = self.plane.log(shard.broker, shard.topic_id, shard.partition)
         now = self.cluster.now_ms
         log.append([records.batch(recs, shard.leader_epoch, now)], shard.leader_epoch, now)
+        self.plane.appended(shard.broker, shard.topic_id, shard.partition)
         return Write(self, shard, log.log_end_offset, on_commit)
 
     # ------------------------------------------------------------------ timers
