@@ -15,8 +15,10 @@ instants, the peer, the metadata offset a heartbeat reports) instead of listing 
 (``Lifecycle.sent_steady_heartbeat`` and ``steady_answer``; ``broker/steady_replicas.py``):
 request ids counted on the broker's outbox, the messages counted sent and delivered (taken
 from their links where they were sent before the stretch or by a node event), the metadata
-offset of the last heartbeat each broker brought to the leader recorded. No message is built
-but one still in flight at the horizon. ``settle`` then sets what the replica manager's ticks
+offset of the last heartbeat each broker brought to the leader recorded. No heartbeat is built
+but one still in flight at the horizon; a replica fetch and its answer run the brokers' own
+paths on their bodies (KIP-227: a steady session's name no partition), so their session ids
+and epochs are stepping's, and one still in flight at the horizon is handed back as built. ``settle`` then sets what the replica manager's ticks
 moved from the model, and the broker's clock, wake-ups and timer.
 
 tests/cluster/test_fastforward_warp.py and test_fastforward_differential.py compare the
