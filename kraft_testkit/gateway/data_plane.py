@@ -282,8 +282,9 @@ class DataPlane:
         return logic.replicas.replicas.get((topic_id, partition))
 
     def appended(self, broker: int, topic_id: Uuid, partition: int) -> None:
-        """Records were appended to the leader's log: the followers' next incremental fetch
-        answers (KIP-227) carry the partition, as Kafka's carry a partition with data."""
+        """Records were appended to the leader's log (or its high watermark or log start
+        moved): the followers' next incremental fetch answers (KIP-227) carry the partition,
+        as Kafka's carry a partition with data or a new high watermark or log start."""
         machine = self.cluster.broker(broker)
         logic = getattr(machine, "logic", None)
         if logic is not None:

@@ -114,6 +114,8 @@ def _delete_on_leader(ctx: RequestContext, image: Any, view: PartitionView, name
     target = hw if offset == HIGH_WATERMARK else offset
     if target < 0 or target > hw:
         return [-1, E.OFFSET_OUT_OF_RANGE, None]
-    view.log.increment_log_start(target)
+    if view.log.increment_log_start(target):
+        # a new log start goes in the followers' next incremental fetch answers (KIP-227)
+        ctx.gateway.data_plane.appended(ctx.node, view.topic.id, view.partition)
     low = ctx.gateway.data_plane.low_watermark(ctx.node, view.topic.id, view.partition)
     return [low, E.NONE, target if low < target else None]
