@@ -165,6 +165,9 @@ class FetchSessionHandler:
         default: the key itself, topic name then partition, as the replica fetcher lists
         them), then the altered and replaced ones in session order."""
         session, pos = self.session_partitions, self._pos
+        if not changed:  # an idle fetch: nothing to send, forget or compare
+            return FetchRequestData({}, [], [], session, self.next_metadata,
+                                    bool(self.session_topic_names) or not session)
         can_use = True
         removed: list[tuple[int, TopicIdPartition]] = []
         altered: list[tuple[int, TopicPartition, PartitionData]] = []

@@ -43,6 +43,8 @@ E = ErrorCode
 _FQ: Any = M.FetchRequest
 _FS: Any = M.FetchResponse
 _NO_LEADER: Any = _FS.LeaderIdAndEpoch()  # messages are immutable tuples: one is enough
+_SESSION_ID_AT = _FQ._names.index("session_id")  # noqa: SLF001
+_SESSION_EPOCH_AT = _FQ._names.index("session_epoch")  # noqa: SLF001
 
 REPLICA_FETCH_WAIT_MAX_MS = 500     # replica.fetch.wait.max.ms
 REPLICA_FETCH_MAX_BYTES = 1 << 20   # replica.fetch.max.bytes
@@ -61,12 +63,13 @@ class FetchClock:
 class LeaderSession:
     """What the leader keeps beside one follower's fetch session (``FetchSession.owner``)."""
 
-    __slots__ = ("clock", "dirty", "force", "manager", "rid", "session")
+    __slots__ = ("clock", "dirty", "empty", "force", "manager", "rid", "session")
 
     def __init__(self, manager: Any, rid: int, session: Any, clock: FetchClock) -> None:
         self.manager, self.rid, self.session, self.clock = manager, rid, session, clock
         self.dirty: set = set()  # keys to evaluate at the next fetch
         self.force: set = set()  # keys with data: listed at the next fetch
+        self.empty: Any = None  # the answer that lists nothing (immutable: built once)
 
     def closed(self) -> None:
         """The cache dropped the session: its clean records stop following its fetches."""
@@ -100,6 +103,8 @@ class ReplicaFetching:
     _cache: Any
     _lsessions: dict
     _sent_parts: dict
+    version: int
+    _empty_fetch: Any
 
     # ------------------------------------------------------------------ follower side
 
@@ -117,6 +122,7 @@ class ReplicaFetching:
                     for d in (self._by_leader, self._fetch_dirty, self._handlers,
                               self._erroring, self._fclocks):
                         d.pop(old_leader, None)
+        self.version += 1
         new = rep.leader
         if new not in (-1, me) and rep.key in self.replicas:
             self._by_leader.setdefault(new, {})[tp] = rep
@@ -161,6 +167,16 @@ class ReplicaFetching:
     def _build_fetch_request(self, data: Any) -> Any:
         """``FetchRequest.Builder#build`` (v13+: topic ids; partitions of one topic grouped
         where they are consecutive; forgotten partitions, then replaced ones, by topic)."""
+        meta = data.metadata
+        if not data.to_send and not data.to_forget and not data.to_replace:
+            # an idle incremental fetch: the last empty one with this session's id and epoch
+            key = (self._broker_epoch(), self.rack)
+            empty = self._empty_fetch
+            if empty is None or empty[0] != key:
+                empty = self._empty_fetch = (key, self._fetch_body(meta, (), ()))
+            values = list(empty[1])
+            values[_SESSION_ID_AT], values[_SESSION_EPOCH_AT] = meta.session_id, meta.epoch
+            return tuple.__new__(_FQ, values)  # the fields as given (Message.replace checks)
         topics: list = []
         last = None
         parts: list = []
@@ -178,17 +194,18 @@ class ReplicaFetching:
         forgotten: dict[str, tuple[Uuid, list[int]]] = {}
         for tip in [*data.to_forget, *data.to_replace]:
             forgotten.setdefault(tip.topic, (tip.topic_id, []))[1].append(tip.partition)
-        meta = data.metadata
+        return self._fetch_body(meta, tuple(topics), tuple(
+            _FQ.ForgottenTopic(topic=name, topic_id=tid, partitions=tuple(ps))
+            for name, (tid, ps) in forgotten.items()))
+
+    def _fetch_body(self, meta: Any, topics: tuple, forgotten: tuple) -> Any:
         return _FQ(
             replica_state=_FQ.ReplicaState(replica_id=self.broker_id,
                                            replica_epoch=self._broker_epoch()),
             max_wait_ms=REPLICA_FETCH_WAIT_MAX_MS, min_bytes=1,
             max_bytes=REPLICA_FETCH_RESPONSE_MAX_BYTES, isolation_level=0,
-            session_id=meta.session_id, session_epoch=meta.epoch, topics=tuple(topics),
-            forgotten_topics_data=tuple(
-                _FQ.ForgottenTopic(topic=name, topic_id=tid, partitions=tuple(ps))
-                for name, (tid, ps) in forgotten.items()),
-            rack_id=self.rack or "")
+            session_id=meta.session_id, session_epoch=meta.epoch, topics=topics,
+            forgotten_topics_data=forgotten, rack_id=self.rack or "")
 
     def on_fetch_response(self, src: int, cid: int | None, body: Any, now_ms: int) -> None:
         if not self.active or self._fetch_cids.get(src) != cid:
@@ -278,7 +295,9 @@ class ReplicaFetching:
             owner.dirty.add(key)
             self._unlink_state(key, rid, owner)
         if not owner.dirty:
-            return _FS(error_code=E.NONE, session_id=session.id, responses=())
+            if owner.empty is None:
+                owner.empty = _FS(error_code=E.NONE, session_id=session.id, responses=())
+            return owner.empty
         parts = session.partitions
         listed = []
         for key in sorted(owner.dirty, key=lambda k: parts[k].pos):
@@ -300,7 +319,7 @@ class ReplicaFetching:
             if error == E.NONE and not must and rep is not None and rid in rep.isr:
                 state = rep.followers.get(rid)
                 if state is not None:
-                    state.link = owner.clock
+                    state.link_to(owner.clock)
                     owner.dirty.discard(key)
         return _FS(error_code=E.NONE, session_id=session.id, responses=_grouped(listed))
 
@@ -324,7 +343,7 @@ class ReplicaFetching:
                 continue
             if resp.error_code == E.NONE and rep is not None and rid in rep.isr \
                     and rep.followers.get(rid) is not None:
-                rep.followers[rid].link = owner.clock
+                rep.followers[rid].link_to(owner.clock)
             else:
                 owner.dirty.add(key)
         return owner
@@ -348,6 +367,7 @@ class ReplicaFetching:
         """Something a fetch of ``key`` reads changed at this leader (its registration, ISR,
         leadership; ``data``: records or high watermark, which an incremental answer must
         carry): every session holding it evaluates it again at its next fetch."""
+        self.version += 1
         for owner in self._lsessions.values():
             if key in owner.session.partitions:
                 owner.dirty.add(key)

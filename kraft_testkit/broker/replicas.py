@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Iterable
-from typing import Any, NamedTuple
+from typing import Any
 
 from kraft_testkit.config import NodeConfig
 from kraft_testkit.metadata import MetadataImage, PartitionRegistration, changed_topics
@@ -42,6 +42,13 @@ from kraft_testkit.protocol.uuid import Uuid
 from .alter_partition import AlterPartitionManager, IsrChange, IsrChangeResult
 from .channel import EventLog, Outbox
 from .fetch_session_cache import FetchSessionCache
+from .local_replica import (  # noqa: F401 - re-exported: the replica model's classes
+    _NEVER,
+    FollowerState,
+    LocalReplica,
+    PendingIsr,
+    caught_up_min,
+)
 from .replica_fetch import (  # noqa: F401 - the fetch settings are read from here too
     REPLICA_FETCH_MAX_BYTES,
     REPLICA_FETCH_RESPONSE_MAX_BYTES,
@@ -58,153 +65,6 @@ WAIT_FOR_METADATA = frozenset({E.UNKNOWN_TOPIC_OR_PARTITION, E.UNKNOWN_TOPIC_ID,
 #: errors that say the controller did not apply the proposal: back to the committed ISR
 NOT_APPLIED = frozenset({E.OPERATION_NOT_ATTEMPTED, E.INELIGIBLE_REPLICA})
 
-
-
-class FollowerState:
-    """What a leader knows of one follower (Kafka's ``Replica``).
-
-    While its partition is clean in the follower's fetch session (``replica_fetch.py``), the
-    record follows the session's last fetch (``link``, a ``FetchClock``) instead of being
-    written at every fetch; :meth:`unlink` makes it standalone again with the same values.
-    """
-
-    __slots__ = ("_caught_up", "_epoch", "_fetch", "broker_id", "link")
-
-    def __init__(self, broker_id: int) -> None:
-        self.broker_id = broker_id
-        self._fetch = -1
-        self._caught_up = 0
-        self._epoch: int | None = None
-        self.link: Any = None
-
-    @property
-    def last_fetch_ms(self) -> int:
-        return self._fetch if self.link is None else self.link.ms
-
-    @property
-    def last_caught_up_ms(self) -> int:
-        link = self.link
-        if link is not None and link.ms > self._caught_up:
-            return link.ms
-        return self._caught_up
-
-    @last_caught_up_ms.setter
-    def last_caught_up_ms(self, value: int) -> None:
-        self.unlink()
-        self._caught_up = value
-
-    @property
-    def broker_epoch(self) -> int | None:
-        """From its last fetch's ReplicaState (None: no fetch since this broker became leader)."""
-        return self._epoch if self.link is None else self.link.epoch
-
-    def unlink(self) -> None:
-        link = self.link
-        if link is not None:
-            self._fetch = link.ms
-            if link.ms > self._caught_up:
-                self._caught_up = link.ms
-            self._epoch = link.epoch
-            self.link = None
-
-    def fetched(self, epoch: int, now_ms: int) -> None:
-        """It fetched at ``now_ms`` (from its broker epoch ``epoch``): an idle partition's
-        follower is caught up at every fetch."""
-        self.unlink()
-        self._fetch = now_ms
-        if now_ms > self._caught_up:
-            self._caught_up = now_ms
-        self._epoch = epoch
-
-    def reset(self, now_ms: int, in_sync: bool, new_leader: bool) -> None:
-        self.unlink()
-        self._caught_up = now_ms if in_sync else 0
-        if new_leader:
-            self._fetch = -1
-            self._epoch = None
-
-    def __repr__(self) -> str:
-        return (f"FollowerState({self.broker_id}, last_fetch={self.last_fetch_ms}, "
-                f"caught_up={self.last_caught_up_ms}, epoch={self.broker_epoch})")
-
-
-class PendingIsr(NamedTuple):
-    """An ISR change sent to the controller and not answered yet."""
-
-    kind: str  # "expand" or "shrink"
-    replicas: frozenset[int]
-    isr: tuple[int, ...]
-
-
-class LocalReplica:
-    """One partition hosted on this broker: as leader or follower, with its committed ISR."""
-
-    __slots__ = (
-        "_fetched",
-        "_flink",
-        "applied",
-        "followers",
-        "isr",
-        "leader",
-        "leader_epoch",
-        "partition",
-        "partition_epoch",
-        "pending",
-        "replicas",
-        "topic_id",
-        "topic_name",
-    )
-
-    def __init__(self, topic_id: Uuid, topic_name: str, partition: int) -> None:
-        self.topic_id = topic_id
-        self.topic_name = topic_name
-        self.partition = partition
-        self.replicas: tuple[int, ...] = ()
-        self.isr: tuple[int, ...] = ()
-        self.leader = -1
-        self.leader_epoch = -1
-        self.partition_epoch = -1
-        self.pending: PendingIsr | None = None
-        self.followers: dict[int, FollowerState] = {}
-        self.applied: PartitionRegistration | None = None
-        """The registration last applied from an image (re-applied only when it changes)."""
-        self._fetched: int | None = None
-        self._flink: Any = None  # the leader's FetchClock while it is clean in the session
-
-    @property
-    def last_fetched_ms(self) -> int | None:
-        """As a follower: when a fetch from the leader last succeeded."""
-        return self._fetched if self._flink is None else self._flink.ms
-
-    @last_fetched_ms.setter
-    def last_fetched_ms(self, value: int | None) -> None:
-        self._flink = None
-        self._fetched = value
-
-    def link_fetched(self, clock: Any) -> None:
-        """Fetched now, and at every successful fetch of the session from now on."""
-        self._flink = clock
-
-    def unlink_fetched(self) -> None:
-        if self._flink is not None:
-            self._fetched = self._flink.ms
-            self._flink = None
-
-    def fetched_follows(self, clock: Any) -> bool:
-        return self._flink is clock
-
-    @property
-    def key(self) -> tuple[Uuid, int]:
-        return (self.topic_id, self.partition)
-
-    @property
-    def name(self) -> str:
-        return f"{self.topic_name}-{self.partition}"
-
-    def __repr__(self) -> str:
-        return (f"LocalReplica({self.name}, leader={self.leader}@{self.leader_epoch}, "
-                f"isr={list(self.isr)}, partition_epoch={self.partition_epoch}, "
-                f"pending={self.pending})")
 
 
 class ReplicaManager(ReplicaFetching):
@@ -245,21 +105,29 @@ class ReplicaManager(ReplicaFetching):
         self._fclocks: dict[int, Any] = {}
         self._sent_parts: dict[int, list] = {}
         self._unqueued: dict[int, tuple[int, Any]] = {}
+        self._empty_fetch: Any = None  # ((broker epoch, rack), an empty incremental request)
         # leader side: the fetch session cache and, per follower, the session it fetches with
         self._session_rng = session_rng or random.Random(f"fetch-sessions-{broker_id}")
         self._cache = FetchSessionCache.for_broker(self._session_rng)
         self._lsessions: dict[int, Any] = {}
+        #: bumped at every change of the replicas, their leaders, ISRs, pending changes or
+        #: followers, of serving or being active: what is kept beside it is valid until then
+        self.version = 0
+        self._isr_cache: tuple | None = None
+        self.model_cache: dict[str, tuple] = {}  # the idle warp's (fastforward/replica_loops.py)
 
     # ------------------------------------------------------------------ lifecycle
 
     def load(self, local: Iterable[tuple[Uuid, str, int]]) -> None:
         """Replicas found on disk at start: (topic id, topic name, partition)."""
+        self.version += 1
         for topic_id, name, partition in local:
             self.replicas[(topic_id, partition)] = LocalReplica(topic_id, name, partition)
 
     def activate(self, image: MetadataImage, now_ms: int) -> None:
         """RECOVERY: drop strays (replicas the image does not place here), then apply it."""
         self.image = image
+        self.version += 1
         strays = [r for r in self.replicas.values() if not self._assigned_here(image, r)]
         for rep in sorted(strays, key=lambda r: (r.topic_name, r.partition)):
             del self.replicas[rep.key]
@@ -279,6 +147,7 @@ class ReplicaManager(ReplicaFetching):
     def stop(self) -> None:
         """Shutdown: no more fetching, serving or ISR changes (replicas stay on disk)."""
         self.active = False
+        self.version += 1
         self._next_fetch_ms = self._next_isr_check_ms = None
         self._fetch_cids.clear()
         self._alter.clear()
@@ -300,6 +169,7 @@ class ReplicaManager(ReplicaFetching):
         if serving == self.leader_serving:
             return
         self.leader_serving = serving
+        self.version += 1
         self.all_partitions_changed()
         if serving:  # back from self-fencing: a fresh lag window for followers in the ISR
             for rep in self.replicas.values():
@@ -402,6 +272,7 @@ class ReplicaManager(ReplicaFetching):
                 here.add(key)
                 rep = self.replicas.get(key)
                 if rep is None:
+                    self.version += 1
                     rep = self.replicas[key] = LocalReplica(topic.id, topic.name, pid)
                     self.dir_changes[rep.name] = topic.id
                     self._events.add(now_ms, f"created replica {rep.name}")
@@ -455,6 +326,7 @@ class ReplicaManager(ReplicaFetching):
                 if b != self.broker_id:
                     followers[b] = rep.followers.get(b) or FollowerState(b)
             rep.followers = followers
+            self.version += 1
             if new_epoch:
                 for f in followers.values():
                     f.reset(now_ms, f.broker_id in reg.isr, new_leader=not was_leader)
@@ -465,6 +337,7 @@ class ReplicaManager(ReplicaFetching):
                                  f"(from metadata, partition epoch {reg.partition_epoch})")
         else:
             rep.followers = {}
+            self.version += 1
             if was_leader or old_leader != reg.leader or new_epoch:
                 if reg.leader == -1:
                     self._events.add(now_ms, f"{rep.name} has no leader (epoch "
@@ -492,6 +365,11 @@ class ReplicaManager(ReplicaFetching):
         every replica.lag.time.max.ms / 2)."""
         if not self.active or not self.leader_serving:
             return
+        summary = self.isr_summary()
+        if summary is not None:  # every ISR follower caught up: nothing to look at
+            oldest = now_ms - self.config.replica_lag_time_max_ms
+            if all(caught_up_min(v) >= oldest for v in summary.values()):
+                return
         for rep in self.led():
             if rep.pending is not None:
                 continue
@@ -505,6 +383,7 @@ class ReplicaManager(ReplicaFetching):
                  isr: tuple[int, ...], now_ms: int) -> None:
         pending = PendingIsr(kind, members, isr)
         rep.pending = pending
+        self.version += 1
         own = self._broker_epoch()
         with_epochs = []
         for b in isr:
@@ -521,6 +400,7 @@ class ReplicaManager(ReplicaFetching):
                          f"({kind}: {sorted(members)} {why})")
         if not self._alter.submit(change, now_ms):
             rep.pending = None
+            self.version += 1
             self._events.add(now_ms, f"{rep.name}: ISR change not attempted (one already queued)")
 
     def on_alter_results(self, results: list[IsrChangeResult], now_ms: int) -> None:
@@ -530,6 +410,7 @@ class ReplicaManager(ReplicaFetching):
                 continue  # the partition moved on (new metadata): this answer is stale
             self.partition_changed(rep.key)
             self._on_alter_result(rep, r, now_ms)
+            self.version += 1
 
     def _on_alter_result(self, rep: LocalReplica, r: IsrChangeResult, now_ms: int) -> None:
         if r.error == E.NONE:
@@ -556,6 +437,43 @@ class ReplicaManager(ReplicaFetching):
         else:
             self._events.add(now_ms, f"{rep.name}: ISR change failed ({name}); retrying")
             self._alter.submit(r.change, now_ms)
+
+    def isr_summary(self) -> dict[int, tuple[int, dict]] | None:
+        """Per ISR follower of the partitions led here, what its records' last caught-up
+        times come to: (the smallest of the records that follow no session, {session clock:
+        the smallest own time of the records following it}); ``caught_up_min`` of it is the
+        oldest. None when an ISR member has no record. Kept until a replica, its ISR or a
+        record changes (:attr:`version`, ``FollowerState.mutations``), so an idle broker's ISR
+        check and the idle warp's start need no walk over the partitions."""
+        key = (self.version, FollowerState.mutations)
+        cached = self._isr_cache
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        me = self.broker_id
+        out: dict[int, tuple[int, dict]] | None = {}
+        for rep in self.replicas.values():
+            if rep.leader != me:
+                continue
+            for b in rep.isr:
+                if b == me:
+                    continue
+                f = rep.followers.get(b)
+                if f is None:
+                    out = None
+                    break
+                own, clocks = out.get(b) or (_NEVER, {})
+                if f.link is None:
+                    if f._caught_up < own:  # noqa: SLF001
+                        own = f._caught_up  # noqa: SLF001
+                else:
+                    prev = clocks.get(f.link)
+                    if prev is None or f._caught_up < prev:  # noqa: SLF001
+                        clocks[f.link] = f._caught_up  # noqa: SLF001
+                out[b] = (own, clocks)
+            if out is None:
+                break
+        self._isr_cache = (key, out)
+        return out
 
     # ------------------------------------------------------------------ helpers
 

@@ -46,6 +46,7 @@ from kraft_testkit.fastforward.follower_model import (
     Computed,
     _channel,
 )
+from kraft_testkit.broker.replicas import caught_up_min
 from kraft_testkit.fastforward.observer_loop import LinkClock, NotModelled
 from kraft_testkit.sim.node import NEVER
 
@@ -64,6 +65,43 @@ class ReplicaLoop:
     lag_ms: int  # replica.lag.time.max.ms
     #: follower broker -> the earliest last-caught-up time over the partitions it follows here
     caught_up: dict[int, int] = field(default_factory=dict)
+
+
+def _steady_replicas(n: int, replicas: Any, procs: Any) -> tuple:
+    """(why not steady or None, whether it leads anything, the leader brokers it follows) of
+    one broker's replicas: every partition with a leader, an ISR within its replicas and
+    short of dead brokers alone, nothing pending."""
+    leaders = set()
+    leads = False
+    for r in replicas.replicas.values():
+        if r.pending is not None or r.leader == -1 or r.applied is None or \
+                not set(r.isr) <= set(r.replicas) or \
+                any(procs(b).up for b in set(r.replicas) - set(r.isr)):
+            return (f"broker {n} hosts a partition without a leader, with a short ISR or a "
+                    "pending ISR change"), False, ()
+        if r.leader == n:
+            leads = True
+        else:
+            leaders.add(r.leader)
+    return None, leads, tuple(sorted(leaders))
+
+
+def _views_agree(n: int, mine: Any, c: Any, loops: dict) -> str | None:
+    """Why not every follower's view of a partition (leader, leader epoch) is its leader's, or
+    a leader does not know every follower; None when they agree (every answer error free)."""
+    for r in mine.replicas.values():
+        if r.leader == n:
+            if set(r.followers) != set(r.replicas) - {n}:
+                return f"broker {n} does not know every follower of {r.name}"
+            continue
+        lloop = loops.get(r.leader)
+        if lloop is None or lloop.rep is None:
+            return f"broker {n} follows {r.name} on {r.leader}, which is not a running broker"
+        theirs = c.broker(r.leader).logic.replicas.replicas.get(r.key)
+        if theirs is None or theirs.leader != r.leader or \
+                theirs.leader_epoch != r.leader_epoch or n not in theirs.followers:
+            return f"broker {n}'s view of {r.name} is not its leader's"
+    return None
 
 
 def in_order(replica: dict[tuple, list], found: dict[tuple, tuple]) -> list[tuple]:
@@ -100,21 +138,23 @@ class ReplicaLoops:
             return
         if not replicas.leader_serving:
             raise NotModelled(f"broker {n}'s leaders are not serving")
-        leaders = set()
         procs = self.c.sim.process
-        for r in replicas.replicas.values():
-            if r.pending is not None or r.leader == -1 or r.applied is None or \
-                    not set(r.isr) <= set(r.replicas) or \
-                    any(procs(b).up for b in set(r.replicas) - set(r.isr)):
-                raise NotModelled(f"broker {n} hosts a partition without a leader, with a "
-                                  "short ISR or a pending ISR change")
-            if r.leader == n:
-                loop.isr_wakes = True  # it leads something: the ISR check is a wake-up
-            else:
-                leaders.add(r.leader)
+        key = (replicas.version, self._up_brokers())
+        cached = replicas.model_cache.get("loop")
+        if cached is None or cached[0] != key:  # a walk only when a replica changed
+            cached = replicas.model_cache["loop"] = (key, *_steady_replicas(n, replicas, procs))
+        _, why, leads, leaders = cached
+        if why is not None:
+            raise NotModelled(why)
+        if leads:
+            loop.isr_wakes = True  # it leads something: the ISR check is a wake-up
         loop.rep = ReplicaLoop(n, replicas._next_fetch_ms,  # noqa: SLF001
                                max(1, replicas.config.replica_fetch_backoff_ms),
-                               tuple(sorted(leaders)), replicas.config.replica_lag_time_max_ms)
+                               leaders, replicas.config.replica_lag_time_max_ms)
+
+    def _up_brokers(self) -> tuple[int, ...]:
+        procs = self.c.sim.process
+        return tuple(b for b in self.c.broker_ids if procs(b).up)
 
     def _replicas_start(self) -> None:
         """After every loop exists: each follower's view of its partitions is its leader's
@@ -122,28 +162,23 @@ class ReplicaLoops:
         messages in flight."""
         loops, c, net = self.pred.loops, self.c, self.c.sim.network
         self.rlinks: dict[tuple, LinkClock] = {}
+        running = tuple((n, c.broker(n).logic.replicas.version) for n, lp in loops.items()
+                        if lp.rep is not None)
         for n, loop in loops.items():
             rep = loop.rep
             if rep is None:
                 continue
             mine = c.broker(n).logic.replicas
-            for r in mine.replicas.values():
-                if r.leader == n:
-                    for f, state in r.followers.items():
-                        if f in r.isr:  # the ISR check looks at ISR members alone
-                            rep.caught_up[f] = min(rep.caught_up.get(f, NEVER),
-                                                   state.last_caught_up_ms)
-                    if set(r.followers) != set(r.replicas) - {n}:
-                        raise NotModelled(f"broker {n} does not know every follower of {r.name}")
-                    continue
-                lloop = loops.get(r.leader)
-                if lloop is None or lloop.rep is None:
-                    raise NotModelled(f"broker {n} follows {r.name} on {r.leader}, which is "
-                                      "not a running broker")
-                theirs = c.broker(r.leader).logic.replicas.replicas.get(r.key)
-                if theirs is None or theirs.leader != r.leader or \
-                        theirs.leader_epoch != r.leader_epoch or n not in theirs.followers:
-                    raise NotModelled(f"broker {n}'s view of {r.name} is not its leader's")
+            cached = mine.model_cache.get("start")
+            if cached is None or cached[0] != running:  # a walk only when a replica changed
+                cached = mine.model_cache["start"] = (running, _views_agree(n, mine, c, loops))
+            if cached[1] is not None:
+                raise NotModelled(cached[1])
+            summary = mine.isr_summary()
+            if summary is None:
+                raise NotModelled(f"broker {n} has no record of an ISR member")
+            for f, entry in summary.items():  # the ISR check looks at ISR members alone
+                rep.caught_up[f] = caught_up_min(entry)
             for lead in rep.leaders:
                 self.rlinks[(n, lead, None)] = LinkClock.of(net, n, lead)
                 self.rlinks[(lead, n, None)] = LinkClock.of(net, lead, n)

@@ -12,7 +12,7 @@ import pytest
 
 from kraft_testkit.broker import fetch_session as fs
 from kraft_testkit.broker import replica_fetch
-from kraft_testkit.broker.replicas import ReplicaManager
+from kraft_testkit.broker.replicas import ReplicaManager, caught_up_min
 from kraft_testkit.cluster import Cluster
 
 
@@ -21,6 +21,7 @@ def _scenario(seed: int, snaps: list) -> Cluster:
 
     def snap() -> None:
         snaps.append((c.now_ms, _replica_states(c)))
+        _check_isr_summaries(c)
 
     c.create_topic("a", 6, 3)
     c.create_topic("b", 3, 2)
@@ -28,7 +29,9 @@ def _scenario(seed: int, snaps: list) -> Cluster:
     snap()
     victim = c.brokers[1]
     c.faults.kill(victim)
-    c.run_for(12_000)  # fenced: leaders move, new leader epochs, ISRs shrink
+    for _ in range(12):  # fenced: leaders move, new leader epochs, ISRs shrink
+        c.run_for(1_000)
+        _check_isr_summaries(c)
     snap()
     c.faults.start(victim)
     c.create_partitions("a", 9)
@@ -39,6 +42,28 @@ def _scenario(seed: int, snaps: list) -> Cluster:
     c.run_for(30_000)
     snap()
     return c
+
+
+def _check_isr_summaries(c: Cluster) -> None:
+    """``isr_summary`` (kept between changes) says what a walk over the led partitions says."""
+    for b in c.broker_ids:
+        logic = getattr(c.broker(b), "logic", None)
+        if logic is None:
+            continue
+        rm = logic.replicas
+        walked: dict = {}
+        missing = False
+        for r in rm.replicas.values():
+            if r.leader == b:
+                for f in r.isr:
+                    if f != b:
+                        state = r.followers.get(f)
+                        missing |= state is None
+                        if state is not None:
+                            walked[f] = min(walked.get(f, 1 << 62), state.last_caught_up_ms)
+        summary = rm.isr_summary()
+        assert summary is None if missing else \
+            {f: caught_up_min(e) for f, e in summary.items()} == walked
 
 
 def _replica_states(c: Cluster) -> list:
