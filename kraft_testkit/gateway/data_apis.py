@@ -9,7 +9,9 @@ data plane's logs, with Kafka's checks (see ``ReplicaManager`` and ``Partition``
   the high watermark covers the batch, REQUEST_TIMED_OUT after ``timeout_ms``, and
   NOT_LEADER_OR_FOLLOWER when leadership moved meanwhile;
 * consumers read up to the high watermark; an offset past the log end is OFFSET_OUT_OF_RANGE;
-  a fetch with nothing to return waits up to ``max_wait_ms`` (a long poll in wall time).
+  a fetch with nothing to return waits up to ``max_wait_ms`` (a long poll in wall time);
+  a client's fetch session (KIP-227) picks what is served and what the answer keeps
+  (``gateway/fetch_sessions.py``).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import Any
 from kraft_testkit.protocol import messages as M
 from kraft_testkit.protocol.error_codes import ErrorCode
 
+from . import fetch_sessions
 from .context import Pending, RequestContext
 from .data_plane import CorruptBatch, split_batches
 
@@ -201,10 +204,21 @@ def _produce_answer(ctx: RequestContext, view: PartitionView, code: int, base: i
 
 
 def fetch(ctx: RequestContext, req: Any) -> Any:
+    # the client's fetch session (KIP-227): what to serve, and how to shape the answer
+    session, req = fetch_sessions.open_session(ctx, req)
+    if session.kind == "error":
+        return _FR(throttle_time_ms=0, error_code=session.error, session_id=0, responses=())
+    shaped: list[Any] = []
+
+    def done(response: Any) -> Any:  # once: the session moves with the answer it gives
+        if not shaped:
+            shaped.append(fetch_sessions.shape(ctx, session, response))
+        return shaped[0]
+
     first = _fetch_once(ctx, req)
     if req.max_wait_ms <= 0 or _fetched_bytes(first) >= max(req.min_bytes, 1) or \
             _has_error(first):
-        return first
+        return done(first)
     wait_s = req.max_wait_ms / 1000.0
     speed = ctx.gateway.speed
     wait_s = wait_s / speed if speed else min(wait_s, LONG_POLL_CAP_S)
@@ -212,17 +226,21 @@ def fetch(ctx: RequestContext, req: Any) -> Any:
     def poll() -> Any:
         if ctx.cluster.broker(ctx.node) is None:
             return None  # died meanwhile: the gateway closes the connection
+        if shaped:
+            return shaped[0]
         answer = _fetch_once(ctx, req)
-        return answer if _fetched_bytes(answer) >= max(req.min_bytes, 1) or \
+        return done(answer) if _fetched_bytes(answer) >= max(req.min_bytes, 1) or \
             _has_error(answer) else None
 
+    def expire() -> Any:
+        return shaped[0] if shaped else done(_fetch_once(ctx, req))
+
     if speed:
-        return Pending(poll, lambda: _fetch_once(ctx, req),
-                       wall_deadline=time.monotonic() + wait_s)
+        return Pending(poll, expire, wall_deadline=time.monotonic() + wait_s)
     # stepping: while records past the fetch offset wait for replication, virtual time runs
     # for them (up to max_wait_ms, Kafka's long-poll bound); at the log end it waits for a
     # producer, in wall time
-    return Pending(poll, lambda: _fetch_once(ctx, req), wall_deadline=time.monotonic() + wait_s,
+    return Pending(poll, expire, wall_deadline=time.monotonic() + wait_s,
                    virtual_deadline_ms=ctx.now_ms + req.max_wait_ms,
                    wants_time=lambda: _uncommitted_ahead(ctx, req))
 

@@ -98,6 +98,8 @@ class Gateway:
         #: virtual ms the gateway jumped over while clients waited (group sessions skip them)
         self.autojumped_ms = 0
         self.groups: Any = None  # the group coordinator (gateway/groups), made on first use
+        #: broker -> (process incarnation, its fetch session cache): gateway/fetch_sessions.py
+        self.fetch_sessions: dict[int, tuple[int, Any]] = {}
 
     # ------------------------------------------------------------------ addresses
 
