@@ -27,26 +27,45 @@ from kraft_testkit.raft import rpc
 
 class SharedRun:
     """The leader's NoOp batches of a stretch as one run, built once for every follower
-    (``noop_run.NoOpBatches``: the same bytes and batch objects on every replica)."""
+    (``noop_run.NoOpBatches``: the same bytes and batch objects on every replica). The runs
+    the leader appends in the stretch join it as they are (:meth:`add`): every node then
+    holds the same bytes and replica batches, not a copy rebuilt from the leader's log."""
 
     def __init__(self, leader_log: Any) -> None:
         self.log = leader_log
         self.run: Any = None
 
+    def add(self, run: NoOpBatches) -> None:
+        """The run the leader just appended (``append_leader_noops``), at its log's end."""
+        if not run.data:
+            return
+        cur = self.run
+        if cur is not None and cur.end_offset == run.base_offset and cur.epoch == run.epoch:
+            self.run = _join(cur, run)
+        else:
+            self.run = run
+
     def covering(self, start: int, end: int) -> Any:
         run = self.run
-        if run is not None and start >= run.base_offset and end > run.end_offset:
+        log_end = self.log.end_offset
+        if run is not None and start < run.base_offset:
+            before = noop_batches_in_log(self.log, start, run.base_offset)
+            run = _join(before, run) if before.epoch == run.epoch else None
+        if run is not None and end > run.end_offset:
             # the leader appended since: build only the new batches (the run grows through
             # the stretch; rebuilding it from its base each time cost O(n^2))
-            more = noop_batches_in_log(self.log, run.end_offset, max(end, self.log.end_offset))
-            if more.epoch == run.epoch:
-                self.run = run = NoOpBatches(
-                    run.base_offset, run.epoch, run.timestamps + more.timestamps,
-                    run.leader + more.leader, run.replica + more.replica, run.data + more.data)
-        if run is None or start < run.base_offset or end > run.end_offset:
-            lo = start if run is None else min(start, run.base_offset)
-            self.run = run = noop_batches_in_log(self.log, lo, max(end, self.log.end_offset))
+            more = noop_batches_in_log(self.log, run.end_offset, max(end, log_end))
+            run = _join(run, more) if more.epoch == run.epoch else None
+        if run is None:
+            run = noop_batches_in_log(self.log, start, max(end, log_end))
+        self.run = run
         return run
+
+
+def _join(a: NoOpBatches, b: NoOpBatches) -> NoOpBatches:
+    """Run ``a`` followed by run ``b`` (one epoch, ``b`` starting at ``a``'s end)."""
+    return NoOpBatches(a.base_offset, a.epoch, a.timestamps + b.timestamps,
+                       a.leader + b.leader, a.replica + b.replica, a.data + b.data)
 
 
 class AnswerRun:

@@ -65,7 +65,8 @@ def materialize_compact(warp: Any, pred: QuorumPrediction) -> None:
     qc = lproc.machine.controller
     followers = set(pred.loops)
     fetches = FollowerFetches(leader_raft, followers, pred.flights)
-    bulk = LeaderBulk(lproc, pred)
+    shared = SharedRun(leader_raft.log)
+    bulk = LeaderBulk(lproc, pred, shared)
     # the other messages, FIFO per link (the fetch loops' are rebuilt: follower_fetches.py)
     queues = take_flights(pred, keep=lambda key: not fetches.owns(key))
     armed = armed_timers(procs)  # each node's timer: (instant, node ms)
@@ -73,7 +74,6 @@ def materialize_compact(warp: Any, pred: QuorumPrediction) -> None:
     sent = delivered = 0
     runs: dict[int, AnswerRun] = {}
     taken: dict[int, int] = {}
-    shared = SharedRun(leader_raft.log)
     epoch = leader_raft.epoch
     logic_held = HeldEvents(procs, queues, leader, pred.loops)
     holding = {n for n, lp in pred.loops.items() if lp.logic is not None}

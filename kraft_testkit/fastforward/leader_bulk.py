@@ -52,8 +52,10 @@ def answer(qc: Any, broker: int, cid: int, body: Any) -> Any:
 class LeaderBulk:
     """The leader's side of one compact stretch (see the module)."""
 
-    def __init__(self, process: Any, pred: Any) -> None:
+    def __init__(self, process: Any, pred: Any, shared: Any = None) -> None:
         self.process = process
+        #: the followers' ``broker_runs.SharedRun``: it takes each run appended here
+        self.shared = shared
         self.qc = qc = process.machine.controller
         self.noops = pred.noops
         self.done = 0  # NoOps submitted to the log so far
@@ -73,7 +75,9 @@ class LeaderBulk:
         lead = self.process.machine.raft._lead  # noqa: SLF001
         if k == self.done and not (lead.pending and lead.drain_at <= at):
             return
-        append_leader_noops(self.process, noops[self.done:k], at)
+        run = append_leader_noops(self.process, noops[self.done:k], at)
+        if self.shared is not None:
+            self.shared.add(run)
         self.done = k
 
     def finish(self, pred: Any, brokers: dict[int, Any]) -> None:

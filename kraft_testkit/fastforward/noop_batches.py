@@ -83,7 +83,10 @@ def noop_batches_in_log(log: object, start: int, end: int) -> NoOpBatches:
         return build_noop_batches(start, 0, [])
     run = build_noop_batches(start, held[0].partition_leader_epoch,
                              [b.max_timestamp for b in held])
-    if run.data != log.data[i:i + end - start]:  # type: ignore[attr-defined]
+    held_data = log.data[i:i + end - start]  # type: ignore[attr-defined]
+    if run.data != held_data:
         raise InexactFastForward(f"the log's batches in [{start}, {end}) are not NoOps of "
                                  "one epoch")
-    return run
+    # the leader's bytes objects, not equal copies: every node holds the same ones
+    return NoOpBatches(run.base_offset, run.epoch, run.timestamps, run.leader, run.replica,
+                       held_data)
