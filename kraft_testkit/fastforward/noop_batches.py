@@ -18,7 +18,7 @@ from crc32c import crc32c
 from kraft_testkit.fastforward.bulk import InexactFastForward
 from kraft_testkit.metadata.replay import NOOP_VALUE
 from kraft_testkit.protocol.records import CRC_START, RecordBatch, encode_batch
-from kraft_testkit.raft.log import SHARED_RECORDS
+from kraft_testkit.raft.log import SHARED_RECORDS, SettledBytes
 
 _tuple_new = tuple.__new__
 _OFFSET = struct.Struct(">q")  # baseOffset at 0
@@ -64,7 +64,7 @@ def build_noop_batches(base_offset: int, epoch: int, timestamps: Sequence[int]) 
         pack_times(template, 27, ts, ts)
         crc = crc32c(covered)
         pack_crc(template, 17, crc)
-        data.append(bytes(template))
+        data.append(SettledBytes(template))  # shared by every node, settled in place
         fields = (offset, records, epoch, 0, 0, ts, ts, -1, -1, -1, 2)
         leader.append(_tuple_new(RecordBatch, fields + (0, True)))
         replica.append(_tuple_new(RecordBatch, fields + (crc, True)))

@@ -435,28 +435,31 @@ def test_the_noop_value_is_the_encoded_noop_record():
     assert encode_metadata(M.NoOpRecord(), 0) == NOOP_VALUE
 
 
-def test_a_snapshot_leaves_the_shared_noop_batches_shared() -> None:
-    """Settling below a snapshot (``RaftLog.settle``) keeps a NoOp batch the warp shares
-    across replicas as it is (``SHARED_RECORDS``): settling it would copy it once per node;
-    the other batches below the snapshot are settled."""
-    from kraft_testkit.raft.log import SHARED_RECORDS, SettledBatch
+def test_a_snapshot_settles_the_shared_noop_batches_into_their_shared_bytes() -> None:
+    """Settling below a snapshot (``RaftLog.settle``) puts, in place of a NoOp batch the warp
+    shares across replicas (``SHARED_RECORDS``), its bytes object (``SettledBytes``, shared
+    by every node, answering as a ``SettledBatch``): no object per batch per node, and the
+    decoded batches go; the other batches below the snapshot are ``SettledBatch``."""
+    from kraft_testkit.raft.log import SettledBatch, SettledBytes
     c = Cluster(3, 3, seed=4, fast_forward=True,
                 configs={"metadata.log.max.snapshot.interval.ms": 20_000})
     c.run_for(45_000)
     assert c.fast_forward_stats["stretches"] > 0
-    logs = [c.replica(b).log for b in c.broker_ids]
+    logs = [c.replica(n).log for n in c.broker_ids + c.controller_ids]
     assert all(log.snapshots and log.settled > 0 for log in logs)
-    shared = kinds = 0
+    kinds, shared = set(), 0
     for log in logs:
-        for base, batch in zip(log.bases, log.batches):
+        for base, batch, data in zip(log.bases, log.batches, log.data):
             if base >= log.settled:
                 break
-            kinds += type(batch) is SettledBatch
-            shared += id(batch[1]) in SHARED_RECORDS and type(batch) is not SettledBatch
-    assert shared > 0 and kinds > 0  # the boot's batches settled, the warp's left shared
+            kinds.add(type(batch))
+            if type(batch) is SettledBytes:
+                shared += 1
+                assert batch is data and (batch.base_offset, batch.last_offset) == (base, base)
+    assert kinds == {SettledBatch, SettledBytes} and shared > 0  # the boot's, the warp's
     one, two = (dict(zip(log.bases, log.batches)) for log in logs[:2])
-    assert any(one[base] is two.get(base) for base in one
-               if type(one[base]) is not SettledBatch and base < logs[0].settled)
+    settled = [base for base in one if type(one[base]) is SettledBytes]
+    assert settled and all(one[base] is two[base] for base in settled if base in two)
 
 
 def test_a_late_noop_is_taken_and_sets_the_next_one():
