@@ -272,7 +272,7 @@ class Cluster(VoterOps, SimulationFacade, AdminOperations):
             return None
         folder = node_dir(self.data_dir, node, self.roles[node])
         try:
-            return DirectoryDisk(folder)
+            return DirectoryDisk(folder, self.sim.disk_pieces)
         except OSError as e:  # a read-only or missing parent, a file in the way...
             raise StorageError(folder, f"cannot be created or read: {e.strerror or e}") from None
 

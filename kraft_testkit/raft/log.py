@@ -157,7 +157,7 @@ class RaftLog:
         self.end_offset = start_offset
         self.segments: list[Segment] = [Segment(DIR, start_offset)]
         self.settled = start_offset  # batches below are SettledBatch
-        self.bases: list[int] = []
+        self.bases = array("q")  # base offset of each batch (8 bytes each, as positions)
         self.batches: list[RecordBatch | SettledBatch | SettledBytes] = []
         self.data: list[bytes] = []
         # position of each batch in its segment file (8 bytes each, no int objects: a long

@@ -15,7 +15,7 @@ import random
 import shutil
 from pathlib import Path
 
-from kraft_testkit.sim.disk import MemoryDisk, check_file_name
+from kraft_testkit.sim.disk import MemoryDisk, PieceStore, check_file_name
 from kraft_testkit.sim.errors import DiskWriteError
 from kraft_testkit.sim.node import Append, Delete, DiskOp, DiskView, Replace, Truncate
 
@@ -27,10 +27,10 @@ class DirectoryDisk:
     can start from a data directory written earlier, by this kit or by Kafka itself.
     """
 
-    def __init__(self, root: str | os.PathLike[str]) -> None:
+    def __init__(self, root: str | os.PathLike[str], pieces: PieceStore | None = None) -> None:
         self.root = Path(root)
         self.root.mkdir(parents=True, exist_ok=True)
-        self._mem = MemoryDisk()
+        self._mem = MemoryDisk(pieces)
         self._behind: set[str] | None = None  # files a crash could not mirror (a full disk)
         for path in sorted(p for p in self.root.rglob("*") if p.is_file()):
             name = path.relative_to(self.root).as_posix()
@@ -97,6 +97,10 @@ class DirectoryDisk:
 
     def durable(self) -> dict[str, bytes]:
         return self._mem.durable()
+
+    def held_bytes(self, seen: set[int] | None = None) -> int:
+        """Bytes the in-memory mirror holds (``MemoryDisk.held_bytes``)."""
+        return self._mem.held_bytes(seen)
 
     def _mirror(self, names_before: set[str]) -> None:
         """Make the directory show exactly the in-memory files again (after a crash)."""

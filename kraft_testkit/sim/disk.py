@@ -12,6 +12,7 @@ real directory (Kafka's layout) without the simulator noticing.
 from __future__ import annotations
 
 import random
+import sys
 import zlib
 from collections.abc import Iterable
 from types import MappingProxyType
@@ -127,25 +128,26 @@ class _File:
             self.before = self.content()[: self.synced_len]
             self.rewritten = True
 
-    def mark_synced(self) -> None:
+    def mark_synced(self, pieces: PieceStore | None = None) -> None:
         assert self.data is not None
         self.synced_len = self.packed_len + len(self.data)
         self.rewritten = False
         self.before = None
         if len(self.data) >= PACK_BYTES:
-            self._pack()
+            self._pack(pieces)
 
-    def _pack(self) -> None:
+    def _pack(self, pieces: PieceStore | None) -> None:
         """Pack the synced bytes of ``data`` in whole pieces (what is left stays as it is)."""
         data = self.data
         assert data is not None
         n = len(data) // PACK_BYTES * PACK_BYTES
         view = memoryview(data)
         try:
-            self.packed += [zlib.compress(view[i:i + PACK_BYTES], _PACK_LEVEL)
-                            for i in range(0, n, PACK_BYTES)]
+            packed = [zlib.compress(view[i:i + PACK_BYTES], _PACK_LEVEL)
+                      for i in range(0, n, PACK_BYTES)]
         finally:
             view.release()
+        self.packed += packed if pieces is None else map(pieces.intern, packed)
         del data[:n]
         self.packed_len += n
 
@@ -158,12 +160,58 @@ class _File:
 _unpack = zlib.decompress
 
 
+class PieceStore:
+    """Packed pieces shared by the disks of one simulation: every replica of the metadata log
+    holds the same batches at the same file positions, so its pieces (cut at multiples of
+    ``PACK_BYTES``) are equal on every node, and the disks keep one copy of each."""
+
+    __slots__ = ("_pieces", "_prune_at")
+
+    def __init__(self) -> None:
+        self._pieces: dict[bytes, bytes] = {}
+        self._prune_at = 1024
+
+    def __len__(self) -> int:
+        return len(self._pieces)
+
+    def intern(self, piece: bytes) -> bytes:
+        """The stored piece equal to ``piece`` (``piece`` itself the first time)."""
+        kept = self._pieces.setdefault(piece, piece)
+        if len(self._pieces) >= self._prune_at:
+            self._prune()
+        return kept
+
+    def _prune(self) -> None:
+        """Forget the pieces no disk holds any more (deleted or truncated files): only this
+        dict refers to them. Memory only: a disk keeps its own references either way."""
+        pieces = self._pieces
+        for piece in list(pieces):
+            if sys.getrefcount(piece) <= _STORE_REFS:
+                del pieces[piece]
+        self._prune_at = max(1024, 2 * len(pieces))
+
+
+def _store_refs() -> int:
+    """References to a piece that only a :class:`PieceStore` holds, as ``_prune`` counts them."""
+    store = PieceStore()
+    store.intern(zlib.compress(b"x" * 8))
+    pieces = store._pieces  # noqa: SLF001
+    for piece in list(pieces):  # the very loop of _prune
+        return sys.getrefcount(piece)
+    raise AssertionError("unreachable")
+
+
+_STORE_REFS = _store_refs()
+
+
 class MemoryDisk:
     """A disk in memory. Files are flat names (``"__cluster_metadata-0/0000.log"`` is one name)."""
 
-    __slots__ = ("_dirty", "_files")
+    __slots__ = ("_dirty", "_files", "_pieces")
 
-    def __init__(self) -> None:
+    def __init__(self, pieces: PieceStore | None = None) -> None:
+        #: where packed pieces are shared with the simulation's other disks (None: not shared)
+        self._pieces = pieces
         self._files: dict[str, _File] = {}
         self._dirty: dict[
             str, None
@@ -213,7 +261,7 @@ class MemoryDisk:
             if f.data is None:
                 del files[name]
             else:
-                f.mark_synced()
+                f.mark_synced(self._pieces)
         self._dirty.clear()
 
     def crash(self, rng: random.Random, torn_tail_probability: float) -> None:
@@ -232,7 +280,7 @@ class MemoryDisk:
                 if unsynced and torn_tail_probability and rng.random() < torn_tail_probability:
                     keep += rng.randint(1, unsynced)
                 del f.data[keep - f.packed_len :]
-            f.mark_synced()
+            f.mark_synced(self._pieces)
         self._dirty.clear()
 
     def wipe(self) -> None:
@@ -252,6 +300,23 @@ class MemoryDisk:
             if content is not None:
                 out[name] = content
         return out
+
+    def held_bytes(self, seen: set[int] | None = None) -> int:
+        """Bytes the files take in memory: packed pieces as packed, the rest as they are (what
+        a long run's memory grows by; benchmarks/bench_long_run.py). With ``seen``, a piece
+        whose id is in it is not counted again (pieces shared with other disks), and the ids
+        of the pieces counted are added to it."""
+        total = 0
+        for f in self._files.values():
+            if f.data is None:
+                continue
+            total += len(f.data)
+            for piece in f.packed:
+                if seen is None or id(piece) not in seen:
+                    total += len(piece)
+                    if seen is not None:
+                        seen.add(id(piece))
+        return total
 
     def __repr__(self) -> str:
         return f"MemoryDisk({len(self._files)} files, {len(self._dirty)} unsynced)"

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Mapping
 from functools import partial
 from types import MappingProxyType
 
-from kraft_testkit.sim.disk import Disk, MemoryDisk
+from kraft_testkit.sim.disk import Disk, MemoryDisk, PieceStore
 from kraft_testkit.sim.errors import InvalidArgument, InvariantViolation, NoProgress, UnknownNode
 from kraft_testkit.sim.link import LinkProfile, check_probability
 from kraft_testkit.sim.network import ChannelOf, Codec, Network
@@ -63,6 +63,8 @@ class Simulation:
         self.rng = RngTree(seed)
         self.trace = Trace(trace_keep)
         self.scheduler = Scheduler(self.rng.child("scheduler"))
+        #: packed file pieces shared by this simulation's disks (sim/disk.py PieceStore)
+        self.disk_pieces = PieceStore()
         self._processes: dict[int, Process] = {}
         self._processes_view = MappingProxyType(self._processes)  # live, read-only; made once
         self._touched: set[int] = set()  # nodes whose code ran or state changed since a check
@@ -106,7 +108,7 @@ class Simulation:
         process = Process(
             node_id,
             factory,
-            MemoryDisk() if disk is None else disk,
+            MemoryDisk(self.disk_pieces) if disk is None else disk,
             scheduler=self.scheduler,
             network=self.network,
             trace=self.trace,

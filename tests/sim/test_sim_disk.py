@@ -164,3 +164,29 @@ def test_packed_files_read_byte_for_byte_as_unpacked_ones(monkeypatch, seed):
     small, packed = play(16)
     assert never == 0 and packed > 0  # the second disk did pack
     assert small == plain
+
+
+def test_disks_of_one_simulation_share_equal_packed_pieces(monkeypatch):
+    """Replicas of one log hold the same bytes at the same positions: the disks of a
+    simulation keep one copy of each packed piece (sim/disk.py PieceStore), and a piece no
+    disk holds any more is forgotten when the store prunes."""
+    import kraft_testkit.sim.disk as disk_mod
+
+    monkeypatch.setattr(disk_mod, "PACK_BYTES", 64)
+    store = disk_mod.PieceStore()
+    disks = [MemoryDisk(store) for _ in range(3)]
+    chunk = random.Random(5).randbytes(512)
+    for disk in disks:
+        disk.apply(Append("seg.log", chunk))
+        disk.sync()
+    files = [disk._files["seg.log"] for disk in disks]  # noqa: SLF001
+    assert len(files[0].packed) == 8 and len(store) == 8
+    assert all(a is b for f in files[1:] for a, b in zip(files[0].packed, f.packed))
+    seen: set[int] = set()
+    assert [d.held_bytes(seen) for d in disks][1:] == [0, 0]  # counted once
+    assert all(d.view()["seg.log"] == chunk for d in disks)
+    for disk in disks:
+        disk.apply(Delete("seg.log"))
+        disk.sync()
+    store._prune()  # noqa: SLF001
+    assert len(store) == 0
