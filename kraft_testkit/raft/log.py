@@ -254,6 +254,16 @@ class RaftLog:
         ``("valid", None)``; ``("diverging", (epoch, end offset))`` to make it truncate;
         ``("snapshot", (end offset, epoch))`` when it must fetch the snapshot instead.
         """
+        if self.start_offset == 0 and offset == 0:
+            return ("valid", None)
+        # Kafka 4.2.1 ReplicatedLog#validateOffsetAndEpoch: with a snapshot at hand, the latest
+        # one for a fetch below the log start, at the log start in another epoch than the
+        # oldest snapshot's, or in an epoch older than the oldest snapshot's
+        oldest = self.snapshots[0] if self.snapshots else None
+        if oldest is not None and self.snapshot is not None and (
+                offset < self.start_offset or epoch < oldest.epoch
+                or offset == self.start_offset and epoch != oldest.epoch):
+            return ("snapshot", self.snapshot.snapshot_id)
         found = None if offset < self.start_offset else self.end_offset_for_epoch(epoch)
         if found is None:
             if self.snapshot is not None:

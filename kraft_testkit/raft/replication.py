@@ -51,10 +51,17 @@ class Replication:
             return self._respond(src, cid, rpc.fetch_response(error, self.epoch,
                                                               self._leader_or_nil()))
         log = self.log
-        kind, where = log.validate(p.fetch_offset, p.last_fetched_epoch)
+        latest = log.snapshot
+        if p.fetch_offset == 0 and latest is not None and latest.snapshot_id != (0, 0):
+            # Kafka's tryCompleteFetchRequest: an empty follower is sent the latest snapshot's
+            # id (not the bootstrap checkpoint's) rather than the log, even if it starts at 0
+            kind, where = "snapshot", latest.snapshot_id
+        else:
+            kind, where = log.validate(p.fetch_offset, p.last_fetched_epoch)
         if kind == "valid":
             self._update_replica(replica, p.replica_directory_id, p.fetch_offset, now)
-            if p.fetch_offset >= log.end_offset and may_park:
+            if p.fetch_offset >= log.end_offset and may_park and \
+                    p.high_watermark >= self._known_high_watermark():
                 assert self._lead is not None
                 self._lead.parked.append(_Parked(src, cid, replica, p, deadline))
                 return
@@ -84,6 +91,15 @@ class Replication:
             body = rpc.fetch_response(E.NONE, self.epoch, self.id, self.hw, log.start_offset,
                                       snapshot_id=where)
         self._respond(src, cid, body)
+
+    def _known_high_watermark(self) -> int:
+        """What Fetch v18 compares (Kafka's isHighWatermarkUpdated, KIP-1166): a fetcher that
+        reports an older high watermark than this leader's is answered at once. A leader knows
+        one only once this epoch's first record is committed (-1 before, as Kafka's Optional).
+        The kit's replicas report none (Long.MAX_VALUE, "not supported"), so only other
+        fetchers (the parity tests, a Kafka node) see a difference."""
+        lead = self._lead
+        return self.hw if lead is not None and self.hw > lead.epoch_start else -1
 
     def fetch_answer_as_sent(self, p: Any, end_offset: int, hw: int) -> Any:
         """The body :meth:`_answer_fetch` built for a valid fetch ``p`` when the log ended at
@@ -195,8 +211,8 @@ class Replication:
             return handled
         if p.error_code != E.NONE:
             return False
-        if self.role != FOLLOWER or src != self.leader_id:
-            return True
+        if self.role != FOLLOWER:  # Kafka's handleFetchResponse takes a leader's answer from
+            return True            # any node it asked (a bootstrap server may be the leader)
         log = self.log
         diverging, snapshot_id = p.diverging_epoch, p.snapshot_id
         if diverging.epoch >= 0:

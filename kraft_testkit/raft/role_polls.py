@@ -31,9 +31,10 @@ class RolePolls:
         self._sends.append((dst, rpc.request(cid, build(dst))))
         return now + timeout
 
-    def _send_any_voter(self, build: Any, now: int) -> int:
+    def _send_any_voter(self, build: Any, now: int, paced: bool = True) -> int:
         """An observer looking for the leader asks one random voter at a time, no more often
-        than every ``controller.quorum.retry.backoff.ms``."""
+        than every ``controller.quorum.retry.backoff.ms`` unless not ``paced`` (a follower
+        whose leader stopped answering: Kafka's findReadyBootstrapServer, at once)."""
         timeout = self.config.request_timeout_ms
         ready, wake = [], max(self._any_voter_at, now + 1) if now < self._any_voter_at else NEVER
         for v in sorted(self.voters or self.bootstrap_servers):
@@ -47,7 +48,7 @@ class RolePolls:
                 ready.append(v)
             elif at < wake:
                 wake = at
-        if not ready or now < self._any_voter_at:
+        if not ready or paced and now < self._any_voter_at:
             return wake
         self._any_voter_at = now + self.config.retry_backoff_ms
         return self._send(self._rng.choice(ready), build, now)
@@ -139,12 +140,34 @@ class RolePolls:
             # the VotersRecord naming it yet)
             self._fetched_from_leader = False
             return self._send_any_voter(self._fetch_request, now)
-        build = self._fetch_snapshot_request if self._download else self._fetch_request
-        assert self.leader_id is not None
-        wake = min(self._deadline, self._send(self.leader_id, build, now))
+        wake = min(self._deadline, self._fetch_from_best_node(now))
         if self.dynamic:  # KIP-853: UpdateRaftVoter, auto-join
             wake = min(wake, reconfig.follower_requests(self, now))
         return wake
+
+    def _fetch_from_best_node(self, now: int) -> int:
+        """Kafka's maybeSendFetchToBestNode: Fetch (or FetchSnapshot) from the leader; once a
+        request to it timed out (the connection is reset) or while it backs off after an
+        error, a Fetch to any ready bootstrap server instead, to learn of a new leader; nothing
+        while another request is in flight."""
+        leader = self.leader_id
+        assert leader is not None
+        conn = self._conns.get(leader)
+        timeout = self.config.request_timeout_ms
+        if conn is not None:
+            if conn.cid is not None and now >= conn.sent_at + timeout:
+                del self._conns[leader]  # requestManager.reset(leader)
+                return self._send_any_voter(self._fetch_request, now, paced=False)
+            if conn.cid is None and now < conn.backoff_until:
+                return self._send_any_voter(self._fetch_request, now, paced=False)
+        busy = NEVER
+        for dst, other in self._conns.items():
+            if dst != leader and other.cid is not None and now < other.sent_at + timeout:
+                busy = min(busy, other.sent_at + timeout)  # hasAnyInflightRequest
+        if busy < NEVER:
+            return busy
+        build = self._fetch_snapshot_request if self._download else self._fetch_request
+        return self._send(leader, build, now)
 
     def _poll_unattached(self, now: int) -> int:
         """Kafka's pollUnattached: voter or observer, it asks the bootstrap servers (the voters)

@@ -239,11 +239,16 @@ def preferred_successors(part: Any) -> list[int]:
     return list(part.preferred_successors)
 
 
+NO_HIGH_WATERMARK = (1 << 63) - 1  # Fetch v18's "not supported" (what the kit's replicas send)
+
+
 def fetch_request(cluster_id: str, replica_id: int, replica_dir: Uuid, epoch: int,
-                  fetch_offset: int, last_epoch: int, max_wait_ms: int, max_bytes: int) -> Message:
+                  fetch_offset: int, last_epoch: int, max_wait_ms: int, max_bytes: int,
+                  high_watermark: int = NO_HIGH_WATERMARK) -> Message:
     part = _FQ.FetchPartition(partition=PARTITION, current_leader_epoch=epoch,
                               fetch_offset=fetch_offset, last_fetched_epoch=last_epoch,
-                              partition_max_bytes=max_bytes, replica_directory_id=replica_dir)
+                              partition_max_bytes=max_bytes, replica_directory_id=replica_dir,
+                              high_watermark=high_watermark)
     return _FQ(cluster_id=cluster_id,
                replica_state=_FQ.ReplicaState(replica_id=replica_id),
                max_wait_ms=max_wait_ms, min_bytes=0, max_bytes=max_bytes,

@@ -9,7 +9,8 @@ from __future__ import annotations
 from kraft_testkit.protocol import messages as M
 from kraft_testkit.protocol.frames import encode_control
 from kraft_testkit.protocol.records import RecordBatch
-from kraft_testkit.raft import reconfig
+from kraft_testkit.raft import errors as E
+from kraft_testkit.raft import reconfig, rpc
 from kraft_testkit.raft.log import QUORUM_STATE
 from kraft_testkit.raft.replica_state import (
     _NO_DIR,
@@ -54,8 +55,13 @@ class Transitions:
             self._lead = None
             reconfig.abandon(self, lead)
             for parked in lead.parked:  # answered with the error a non-leader gives
-                self._answer_fetch(parked.src, parked.cid, parked.replica_id, parked.partition,
-                                   0, may_park=False)
+                if role in (FOLLOWER, RESIGNED):  # Kafka's onBecomeFollower and
+                    # transitionToResigned: fetchPurgatory.completeAllExceptionally
+                    self._respond(parked.src, parked.cid, rpc.fetch_response(
+                        E.NOT_LEADER_OR_FOLLOWER, epoch, self._leader_or_nil()))
+                else:
+                    self._answer_fetch(parked.src, parked.cid, parked.replica_id,
+                                       parked.partition, 0, may_park=False)
 
     def _to_unattached(self, epoch: int, now: int, persist: bool = True) -> None:
         """Kafka's QuorumState#transitionToUnattached: the vote survives only within the epoch

@@ -176,9 +176,10 @@ class RaftContext:
         return rpc.end_epoch_request(CLUSTER, epoch, leader, [(s, DIRS[s]) for s in successors])
 
     def fetch_request(self, epoch: int, replica: int, offset: int, last_epoch: int,
-                      max_wait: int = 0) -> Any:
+                      max_wait: int = 0, high_watermark: int = rpc.NO_HIGH_WATERMARK) -> Any:
+        """Kafka's ``fetchRequest``: its high watermark is Long.MAX_VALUE unless given."""
         return rpc.fetch_request(CLUSTER, replica, DIRS[replica], epoch, offset, last_epoch,
-                                 max_wait, 1 << 20)
+                                 max_wait, 1 << 20, high_watermark)
 
     # ------------------------------------------------------------------ state
 

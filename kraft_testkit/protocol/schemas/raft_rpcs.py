@@ -202,7 +202,7 @@ DESCRIBE_QUORUM_RESPONSE = message(
 # --- Fetch (1) -----------------------------------------------------------------------------
 
 FETCH_REQUEST = message(
-    "FetchRequest", kind="request", api_key=1, versions="0-17", flexible="12+",
+    "FetchRequest", kind="request", api_key=1, versions="0-18", flexible="12+",
     fields=[
         field("ClusterId", "string", "12+", nullable="12+", default=None,
               tag=0, tagged="12+", ignorable=True),
@@ -230,6 +230,10 @@ FETCH_REQUEST = message(
                 field("LogStartOffset", "int64", "5+", default=-1, ignorable=True),
                 field("PartitionMaxBytes", "int32", "0+"),
                 field("ReplicaDirectoryId", "uuid", "17+", tag=0, tagged="17+", ignorable=True),
+                # v18 (KIP-1166): the fetcher's high watermark; -1 unknown, Long.MAX_VALUE
+                # when not supported (the default, so an older version reads as "no news")
+                field("HighWatermark", "int64", "18+", tag=1, tagged="18+",
+                      default=(1 << 63) - 1, ignorable=True),
             ]),
         ]),
         field("ForgottenTopicsData", "[]ForgottenTopic", "7+", fields=[
@@ -242,7 +246,7 @@ FETCH_REQUEST = message(
 )
 
 FETCH_RESPONSE = message(
-    "FetchResponse", kind="response", api_key=1, versions="0-17", flexible="12+",
+    "FetchResponse", kind="response", api_key=1, versions="0-18", flexible="12+",
     fields=[
         field("ThrottleTimeMs", "int32", "1+", ignorable=True),
         field("ErrorCode", "int16", "7+", ignorable=True),
