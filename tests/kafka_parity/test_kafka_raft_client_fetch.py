@@ -297,3 +297,33 @@ def test_high_watermark_sent_in_fetch_request():
     ((_, fetch),) = _fetches(ctx)
     _assert_fetch(fetch, 2, 6, 2)
     assert rpc.fetch_partition(fetch.body).high_watermark == rpc.NO_HIGH_WATERMARK
+
+
+# ------------------------------------------------------------------ the leader's answers
+
+
+@pytest.mark.kafka("KafkaRaftClientTest#testLeaderImmediatelySendsDivergingEpoch")
+def test_leader_immediately_sends_diverging_epoch():
+    ctx = RaftContext(1, (1, 2), unknown_leader=5, log=[(1, 3), (3, 3), (5, 3)])
+    ctx.unattached_to_leader()
+    epoch = ctx.epoch
+    p = rpc.fetch_response_partition(ctx.deliver(2, ctx.fetch_request(epoch, 2, 6, 2, 500)))
+    assert (p.error_code, p.current_leader.leader_epoch, p.current_leader.leader_id) == \
+        (NONE, epoch, 1)
+    assert (p.diverging_epoch.epoch, p.diverging_epoch.end_offset) == (1, 3)
+
+
+@pytest.mark.kafka("KafkaRaftClientTest#testFetchShouldBeTreatedAsLeaderAcknowledgement")
+def test_fetch_should_be_treated_as_leader_acknowledgement():
+    ctx = RaftContext(1, (1, 2), unknown_leader=4, jitter=0)
+    ctx.unattached_to_leader()  # its BeginQuorumEpoch to 2 is lost ...
+    epoch = ctx.epoch
+    assert [d for d, _ in ctx.requests(M.BeginQuorumEpochRequest)] == [2]
+    ctx.drain()
+    resp = ctx.deliver(2, ctx.fetch_request(epoch, 2, 0, 0, 500))  # ... 2 fetches instead
+    p = rpc.fetch_response_partition(resp)
+    assert (p.error_code, p.current_leader.leader_epoch, p.current_leader.leader_id) == \
+        (NONE, epoch, 1)
+    ctx.drain()
+    ctx.sleep(REQUEST_TIMEOUT_MS)  # the BeginQuorumEpoch times out: it is not sent again
+    assert ctx.sent == []
