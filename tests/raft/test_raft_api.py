@@ -171,7 +171,7 @@ def test_quorum_in_wire_mode_speaks_kafka_bytes():
     q.run_until(lambda q: q.active_controller is not None)
     q.append([b"on the wire"])
     assert q.sim.network.codec.frames_sent > 10
-    assert q.sim.network.codec.versions[1] == 17  # Fetch at its newest version
+    assert q.sim.network.codec.versions[1] == 18  # Fetch at its newest version (v18, KIP-1166)
 
 
 # ------------------------------------------------------------------ the simulate CLI
