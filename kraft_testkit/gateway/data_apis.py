@@ -206,8 +206,8 @@ def _produce_answer(ctx: RequestContext, view: PartitionView, code: int, base: i
 def fetch(ctx: RequestContext, req: Any) -> Any:
     # the client's fetch session (KIP-227): what to serve, and how to shape the answer
     session, req = fetch_sessions.open_session(ctx, req)
-    if session.kind == "error":
-        return _FR(throttle_time_ms=0, error_code=session.error, session_id=0, responses=())
+    if session.context.kind == "error":
+        return fetch_sessions.shape(ctx, session, _FR(throttle_time_ms=0, responses=()))
     shaped: list[Any] = []
 
     def done(response: Any) -> Any:  # once: the session moves with the answer it gives
