@@ -33,7 +33,13 @@ from kraft_testkit.protocol import messages as M
 from kraft_testkit.protocol.error_codes import ErrorCode
 from kraft_testkit.protocol.uuid import Uuid
 
-from .fetch_session import INVALID_SESSION_ID, FetchMetadata, FetchSessionHandler, PartitionData
+from .fetch_session import (
+    INVALID_SESSION_ID,
+    FetchMetadata,
+    FetchSessionHandler,
+    PartitionData,
+    next_epoch,
+)
 from .fetch_session_cache import create_full_session, new_context
 
 if TYPE_CHECKING:
@@ -214,6 +220,16 @@ class ReplicaFetching:
         handler = self._handlers.get(src)
         if handler is None:
             return
+        meta = handler.next_metadata
+        clock = self._fclocks.get(src)
+        if not body.responses and body.error_code == E.NONE and not meta.is_full \
+                and body.session_id == meta.session_id != INVALID_SESSION_ID \
+                and clock is not None and not self._sent_parts.get(src) \
+                and not self._erroring.get(src):
+            # an idle answer to an idle fetch: what handleResponse and the loop below do
+            handler.next_metadata = meta.next_incremental()
+            clock.ms = now_ms
+            return
         was_full = handler.next_metadata.is_full
         parts, ids = handler.response_parts(body)
         if not handler.handle_response(body.error_code, body.session_id, parts, ids):
@@ -258,6 +274,17 @@ class ReplicaFetching:
         if rid < 0:
             rid = req.replica_id
         epoch = req.replica_state.replica_epoch
+        if not req.topics and not req.forgotten_topics_data and req.session_epoch > 0:
+            owner = self._lsessions.get(rid)  # a steady follower's idle fetch: the short path
+            if owner is not None and not owner.dirty and owner.empty is not None:
+                session = owner.session
+                if session.id == req.session_id and session.epoch == req.session_epoch \
+                        and session.partitions:
+                    # what newContext and an incremental context do with nothing to update
+                    self._cache.get_cache_shard(session.id).touch(session, now_ms)
+                    session.epoch = next_epoch(session.epoch)
+                    owner.clock.ms, owner.clock.epoch = now_ms, epoch
+                    return owner.empty
         meta = FetchMetadata(req.session_id, req.session_epoch)
         fetch_data = [((t.topic_id, fp.partition), t.topic, fp)
                       for t in req.topics for fp in t.partitions]
