@@ -278,8 +278,9 @@ class BrokerFleet(_View, Sequence[NodeHandle]):
     def wait_unfenced(self, brokers: Sequence[NodeHandle | int] | None = None, *,
                       timeout_ms: int = DEFAULT_TIMEOUT_MS) -> int:
         """Run until ``brokers`` (default: all) are RUNNING and unfenced; returns the virtual
-        ms it took. After a heal, unfencing takes longer the longer the cut lasted (the broker
-        re-registers and catches up first), so wait on this, not on a fixed time."""
+        ms it took. After a heal the broker is unfenced once a retried heartbeat gets through
+        and it has caught up; after a restart once its old session expired (about 10 s), so
+        wait on this, not on a fixed time."""
         ids = [self._broker(b).id for b in (brokers if brokers is not None
                                              else self.cluster.brokers)]
         return self.cluster.run_until(
@@ -289,7 +290,9 @@ class BrokerFleet(_View, Sequence[NodeHandle]):
     def roll(self, *, timeout_ms: int = DEFAULT_TIMEOUT_MS) -> None:
         """A rolling restart: each broker in turn stops gracefully (controlled shutdown),
         starts, and is RUNNING, unfenced and caught up with the metadata log before the next
-        one goes. ``NoProgress`` if a broker does not come back within ``timeout_ms``."""
+        one goes; each new incarnation waits out its predecessor's session (about 10 s: Kafka
+        4.2.1 gives DUPLICATE_BROKER_REGISTRATION until then, clean shutdown or not).
+        ``NoProgress`` if a broker does not come back within ``timeout_ms``."""
         for h in list(self.cluster.brokers):
             self.cluster.faults.stop(h, timeout_ms=timeout_ms)
             self.cluster.faults.start(h)

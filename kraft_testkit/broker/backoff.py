@@ -10,9 +10,10 @@ class ExponentialBackoff:
     """``initial * multiplier ** attempts``, capped at ``maximum``, times a jitter factor in
     ``[1 - jitter, 1 + jitter)`` (Kafka's ``org.apache.kafka.common.utils.ExponentialBackoff``).
 
-    The broker's lifecycle manager uses ``(100 ms, 2, broker.session.timeout.ms, 0.02)`` between
-    failed registrations and heartbeats. The jitter comes from the broker's own rng, so a seed
-    replays the same delays.
+    Kafka 3.x's broker lifecycle manager used ``(100 ms, 2, broker.session.timeout.ms, 0.02)``
+    between failed registrations and heartbeats; 4.2.1's retries one heartbeat interval later
+    (``broker/lifecycle.py``). The jitter comes from a seeded rng, so a seed replays the same
+    delays.
     """
 
     __slots__ = ("_exp_max", "initial_ms", "jitter", "maximum_ms", "multiplier")

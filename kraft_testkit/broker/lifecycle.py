@@ -3,9 +3,11 @@
 After Kafka's ``BrokerLifecycleManager`` (KIP-631), plus KIP-343's broker-side timeout:
 
 * ``start`` moves NOT_RUNNING -> STARTING and sends a BrokerRegistrationRequest (a fresh
-  incarnation id per process). Failures and timeouts retry after an exponential backoff
-  (100 ms doubling up to broker.session.timeout.ms, 2% jitter); without a successful registration
-  within initial.broker.registration.timeout.ms the broker gives up: SHUTTING_DOWN.
+  incarnation id per process). Failures and timeouts (DUPLICATE_BROKER_REGISTRATION while an
+  old incarnation's session lives, too) retry broker.heartbeat.interval.ms later, as Kafka
+  4.2.1's ``scheduleNextCommunicationAfterFailure`` (no backoff, no jitter); without a
+  successful registration within initial.broker.registration.timeout.ms the broker gives up:
+  SHUTTING_DOWN.
 * Registered, it heartbeats: right away, then every broker.heartbeat.interval.ms (10 ms while
   STARTING, as Kafka does to start quicker). ``WantFence`` stays true until the broker is ready to
   be unfenced (caught up and recovered). IsCaughtUp (once the broker holds some metadata) moves
@@ -19,14 +21,15 @@ After Kafka's ``BrokerLifecycleManager`` (KIP-631), plus KIP-343's broker-side t
   a broker that cannot reach the controller keeps serving until the controller fences it and it
   learns so from the metadata log.
 
-STALE_BROKER_EPOCH / BROKER_ID_NOT_REGISTERED on a heartbeat are retried after the backoff, as
+STALE_BROKER_EPOCH / BROKER_ID_NOT_REGISTERED on a heartbeat are retried an interval later, as
 released Kafka's broker does (it never recovers: the process must restart). The kit's opt-in
 ``testkit.broker.reregister.on.stale.epoch=true`` makes the broker register again with the same
 incarnation id instead (the controller treats that as an amendment).
-Deviations, on purpose:
-A request supersedes the one in flight when the broker must speak at once (Kafka sends both);
-a controller change re-sends the request in flight to the new controller, as Kafka's
-controller channel does when it reconnects.
+A controller change re-sends the request in flight to the new controller, as Kafka's
+controller channel does when it reconnects; a NOT_CONTROLLER answer puts the request back to
+wait for the next controller, as that channel does (``NodeToControllerRequestThread``).
+Deviation, on purpose: a request supersedes the one in flight when the broker must speak at
+once (Kafka sends both).
 """
 
 from __future__ import annotations
@@ -41,7 +44,6 @@ from kraft_testkit.protocol import messages as M
 from kraft_testkit.protocol.error_codes import ErrorCode
 from kraft_testkit.protocol.uuid import Uuid
 
-from .backoff import ExponentialBackoff
 from .channel import EventLog, Outbox
 from .state import REPLICA_STATES, BrokerState
 
@@ -110,7 +112,6 @@ class Lifecycle:
         self.request_timeout_ms = (config.broker_session_timeout_ms // 2
                                    if request_timeout_ms is None else request_timeout_ms)
         self.controlled_shutdown_timeout_ms = controlled_shutdown_timeout_ms
-        self._backoff = ExponentialBackoff(100, 2, config.broker_session_timeout_ms, 0.02)
 
         self.state = BrokerState.NOT_RUNNING
         self.broker_epoch = -1
@@ -165,6 +166,17 @@ class Lifecycle:
         if cid is not None and cid != f.cid:
             return False
         self._inflight = None
+        if body.error_code == E.NOT_CONTROLLER:
+            # Kafka's NodeToControllerRequestThread#handleResponse: the channel forgets that
+            # controller and puts the request back first in its queue; the lifecycle manager
+            # never sees the error. It goes out again to the next controller the broker learns
+            # of (on_controller_change), or times out as any request.
+            what = "registration" if f.kind is _REG else "heartbeat"
+            self._events.add(now_ms, f"{what} answered NOT_CONTROLLER by controller {f.dst}: "
+                             "waiting for the next controller")
+            self.controller_id = None
+            self._inflight = _InFlight(f.kind, f.body, None, None, f.deadline_ms)
+            return True
         if f.kind is _REG:
             self._on_registration_response(body, now_ms)
         else:
@@ -341,9 +353,10 @@ class Lifecycle:
             self._next_comm_ms = now_ms + delay_ms
 
     def _after_failure(self, now_ms: int) -> None:
-        delay = self._backoff.backoff_ms(self._failed_attempts, self._rng)
+        """Kafka 4.2.1 ``BrokerLifecycleManager#scheduleNextCommunicationAfterFailure``: the
+        next try one heartbeat interval later (``_failed_attempts`` only counts them)."""
         self._failed_attempts += 1
-        self._next_comm_ms = now_ms + delay
+        self._next_comm_ms = now_ms + self.config.broker_heartbeat_interval_ms
 
     # ------------------------------------------------------------------ responses
 

@@ -66,10 +66,13 @@ def on_become_active(ctx: ControllerContext) -> BrokerHeartbeatManager:
     """This controller just became active at ``ctx.now_ms``: start fresh leases.
 
     Heartbeats are not in the log, so a new active controller cannot know when brokers last
-    called; like Kafka it gives every registered broker a lease starting now (a failover delays
-    fencing by up to one session timeout, and never fences a healthy broker at once).
+    called; like Kafka (``ClusterControlManager#activate``) it gives every registered unfenced
+    broker a contact time of now (a failover delays fencing by up to one session timeout, and
+    never fences a healthy broker at once) and a fenced one none; the fence check runs a
+    period after activation (``PeriodicTaskControlManager#activate``).
     """
-    manager = BrokerHeartbeatManager(ctx.config.broker_session_timeout_ms, ctx.now_ms)
+    manager = BrokerHeartbeatManager(ctx.config.broker_session_timeout_ms, ctx.now_ms,
+                                     ctx.image)
     ctx.extra[SOFT_STATE_KEY] = manager
     return manager
 
@@ -81,6 +84,11 @@ def on_resign(extra: MutableMapping[str, Any]) -> None:
 
 def heartbeat_manager(ctx: ControllerContext) -> BrokerHeartbeatManager:
     return _manager_in(ctx.extra)
+
+
+def heartbeat_manager_in(extra: MutableMapping[str, Any]) -> BrokerHeartbeatManager:
+    """The lease soft state in a controller's ``soft`` dict (ControllerNotActiveError if none)."""
+    return _manager_in(extra)
 
 
 def _manager_in(extra: MutableMapping[str, Any]) -> BrokerHeartbeatManager:
@@ -211,14 +219,12 @@ def _registration_record(ctx: ControllerContext, manager: BrokerHeartbeatManager
     existing = image.cluster.broker(request.broker_id)
     same_incarnation = existing is not None and existing.incarnation_id == request.incarnation_id
     if existing is not None and not same_incarnation:
-        # Kafka 4.x's BrokerHeartbeatTracker: a session is the (id, epoch)'s last contact, fenced
-        # or not, so a live fenced broker holds its id too. A newcomer naming the registered
-        # epoch as its PreviousBrokerEpoch (the clean-shutdown file) proves that incarnation
-        # shut down cleanly, which a controlled shutdown leaves *fenced*: only then may it take
-        # the id at once. A live unfenced broker is never displaced, whatever epoch is named.
-        proves_clean = getattr(request, "previous_broker_epoch", -1) == existing.epoch
-        if manager.has_valid_session(existing, ctx.now_ms) and \
-                not (proves_clean and existing.fenced):
+        # Kafka 4.2.1's ClusterControlManager#registerBroker: while the registered incarnation
+        # has a valid session (BrokerHeartbeatTracker: its (id, epoch)'s last contact, fenced
+        # or not) another is refused, with no exception: a cleanly stopped broker's
+        # PreviousBrokerEpoch only decides clean vs unclean for ELR (register_broker), so its
+        # next process waits out the old session (9-10 s after its last heartbeat) too.
+        if manager.has_valid_session(existing, ctx.now_ms):
             raise _Refused(ErrorCode.DUPLICATE_BROKER_REGISTRATION,
                            "Another broker is registered with that broker id. If the broker was "
                            "recently restarted this should self-resolve once the heartbeat "
@@ -288,7 +294,7 @@ def register_broker(ctx: ControllerContext, request: M.BrokerRegistrationRequest
     # the broker epoch is the batch's first offset (Kafka's nextWriteOffset), the cleanup
     # records included; the broker unfences once it has caught up to its RegisterBrokerRecord
     epoch = rec.message.broker_epoch
-    manager.register(request.broker_id, epoch, ctx.now_ms,
+    manager.register(request.broker_id, epoch,
                      registration_offset=ctx.next_offset + len(cleanup))
     return ControllerResult((*cleanup, rec), M.BrokerRegistrationResponse(
         error_code=ErrorCode.NONE, broker_epoch=epoch))
@@ -362,6 +368,8 @@ def process_broker_heartbeat(ctx: ControllerContext, request: M.BrokerHeartbeatR
     response is sent once the result's records commit.
     """
     manager = heartbeat_manager(ctx)
+    # QuorumController#processBrokerHeartbeat: the contact time first, whatever the epoch
+    manager.track(request.broker_id, request.broker_epoch, ctx.now_ms)
     image = ctx.image
     broker = image.cluster.broker(request.broker_id)
     if broker is None or broker.epoch != request.broker_epoch:
@@ -381,7 +389,7 @@ def process_broker_heartbeat(ctx: ControllerContext, request: M.BrokerHeartbeatR
             records = enter_controlled_shutdown(ctx, broker)
     records = list(records) + handle_directories_offline(
         ctx, broker, getattr(request, "offline_log_dirs", None) or ())
-    manager.record_heartbeat(broker, ctx.now_ms, request.current_metadata_offset, nxt,
+    manager.record_heartbeat(broker, request.current_metadata_offset, nxt,
                              batch_end_offset=ctx.next_offset + len(records) - 1)
     response = M.BrokerHeartbeatResponse(
         error_code=ErrorCode.NONE,
@@ -394,22 +402,32 @@ def process_broker_heartbeat(ctx: ControllerContext, request: M.BrokerHeartbeatR
 # ---------------------------------------------------------------- lease expiry
 
 
-def maybe_fence_one_stale_broker(ctx: ControllerContext) -> ControllerResult[int | None]:
-    """Fence at most ONE broker whose lease ran out (the one silent longest), as Kafka does so
-    that each fencing is visible before the next. Response: the fenced broker id, or None.
-    Call it again (at once) while :func:`next_lease_expiry_ms` is already due."""
+def maybe_fence_one_stale_broker(ctx: ControllerContext) -> ControllerResult[bool]:
+    """One run of the fence check (Kafka's ``ReplicationControlManager#maybeFenceOneStaleBroker``):
+    the first expired contact entry is taken out; if it is the registered incarnation's, that
+    broker is fenced, *even when it already is* (a cleanly stopped broker's session expiring
+    writes a second fence record, as in Kafka); an entry of an old epoch or an unknown id
+    is only dropped. Response: whether an entry expired (then the next check is 10 ms later).
+    One broker per run, so that each fencing is visible before the next."""
     manager = heartbeat_manager(ctx)
-    stale = manager.find_one_stale(ctx.image, ctx.now_ms)
-    if stale is None:
-        return ControllerResult((), None)
-    records = fence_broker(ctx, stale)
-    manager.on_fenced(stale.id)
-    return ControllerResult(tuple(records), stale.id, atomic=False)
+    key = manager.remove_expired(ctx.now_ms)
+    if key is None:
+        return ControllerResult((), False)
+    broker_id, epoch = key
+    registration = ctx.image.cluster.broker(broker_id)
+    if registration is None:
+        manager.remove(broker_id)
+        return ControllerResult((), True)
+    if registration.epoch != epoch:
+        return ControllerResult((), True)
+    records = fence_broker(ctx, registration)
+    manager.on_fenced(broker_id)
+    return ControllerResult(tuple(records), True, atomic=False)
 
 
 def next_lease_expiry_ms(ctx: ControllerContext) -> int | None:
-    """The earliest time :func:`maybe_fence_one_stale_broker` has someone to fence (it may be
-    in the past), or None while no broker is unfenced."""
+    """The first fence check that will find an expired contact entry as things stand (None
+    while there is no entry)."""
     return lease_expiry_ms(ctx.extra, ctx.image)
 
 

@@ -84,16 +84,19 @@ def _update_features(qc: QuorumController, ctx: ControllerContext, req) -> Contr
 
 
 def lease_task(qc: QuorumController, now_ms: int) -> int | None:
-    """Fence at most ONE stale broker per timer event (Kafka's maybeFenceOneStaleBroker), so
-    each fencing is its own event; wake at once while another lease has run out."""
-    at = cluster.lease_expiry_ms(qc.soft, qc.image)  # what next_lease_expiry_ms(ctx) answers
-    if at is None or at > now_ms:
-        return at
-    result = cluster.maybe_fence_one_stale_broker(qc.context(now_ms))
-    if result.response is None:
-        return None
-    qc.submit(result, None, 0, now_ms)
-    return now_ms  # due at once: the next fencing runs as the next event
+    """Kafka's ``maybeFenceStaleBroker`` periodic task: every session/8 from activation, at
+    most ONE expired session per run (``maybeFenceOneStaleBroker``), 10 ms later again when a
+    run found one. A run that would find nothing changes nothing, so the controller wakes only
+    for the first run that finds something as things stand (``next_lease_expiry_ms``); any
+    event at a run's instant runs it too (the same check, in the same order)."""
+    manager = cluster.heartbeat_manager_in(qc.soft)
+    if manager.check_due(now_ms):
+        at = manager.next_expiry_ms()
+        if at is not None and at <= now_ms:
+            result = cluster.maybe_fence_one_stale_broker(qc.context(now_ms))
+            if result.response:
+                qc.submit(result, None, 0, now_ms)
+    return manager.next_expiry_ms()
 
 
 def noop_task(qc: QuorumController, now_ms: int) -> int | None:

@@ -10,7 +10,8 @@ the dead node's door ("vanished"). With two voters of three alive the leader and
 follower are the majority, so the high watermark and check-quorum follow the live one alone,
 as the model already computes them (the dead voter's end offset never moves). A dead broker
 sends nothing and nothing is sent to it in an idle stretch; while the controller still holds
-its lease the model stops where the lease runs out, as for any broker. Messages on their way
+a contact time of it the model stops at the lease check that finds it expired, as for any
+broker (``quorum_model``'s ``lease_min``). Messages on their way
 to a dead node when a stretch starts vanish in it (``QuorumPrediction.dead_flights``).
 
 :class:`DeadVoter` finds the dead voter and where its connection stands; the model asks

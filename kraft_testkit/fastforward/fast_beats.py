@@ -27,7 +27,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from kraft_testkit.controller.heartbeats import lease_end
 from kraft_testkit.fastforward.fast_brokers import _IDLE, FastLoop, _plain, arrival
 from kraft_testkit.fastforward.follower_model import ANSWER, ARRIVE, SEND
 from kraft_testkit.sim.node import NEVER
@@ -105,9 +104,7 @@ class FastBeats:
         old = leases.get(n, NEVER)
         if self.written > self.hw - 1 or timer is None or old <= timer[0]:
             return False
-        leases[n] = new = lease_end(at, self.session_ms)
-        if old == self.lease_min or new < self.lease_min:
-            self.lease_min = min(leases.values())
+        self._lease_renewed(n, at)
         self.pred.beats[n] = at
         self.pred.latencies.append(0)
         loop.logic.append((ARRIVE, at, 0))

@@ -95,9 +95,12 @@ class LeaderBulk:
             if len(latencies) > LATENCIES_KEPT:
                 del latencies[:LATENCIES_DROPPED]
         manager = qc.soft[SOFT_STATE_KEY]
-        for b, at in pred.beats.items():
+        registered = qc.image.cluster.brokers
+        for b, at in pred.beats.items():  # in the order of their first heartbeats
             session = manager.peek(b)
-            session.last_contact_ms = max(session.last_contact_ms, at)
+            epoch = registered[b].epoch
+            contact = manager.contact_ms(b, epoch)
+            manager.track(b, epoch, at if contact is None else max(contact, at))
             session.metadata_offset = self.offsets[b]
         before = {(w.dest, w.offset, w.appended_ms): w for w in self.waiting_before}
         waiting: deque = deque()

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import heapq
 
-from kraft_testkit.controller.heartbeats import lease_end
 from kraft_testkit.fastforward.follower_model import ARRIVE, Computed
 from kraft_testkit.fastforward.observer_loop import LeaderStep, NotModelled
 from kraft_testkit.fastforward.prediction import Parked
@@ -192,9 +191,7 @@ class LeaderEvents:
                 sends.append(("answer", n, self.end, self.hw))
         elif kind == "beat":
             n = arg[0]
-            old, self.leases[n] = self.leases.get(n, NEVER), lease_end(at, self.session_ms)
-            if old == self.lease_min or self.leases[n] < self.lease_min:
-                self.lease_min = min(self.leases.values())  # else the least did not move
+            self._lease_renewed(n, at)
             self.pred.beats[n] = at
             if self.written <= self.hw - 1:
                 sends.append(("beat_answer", n))

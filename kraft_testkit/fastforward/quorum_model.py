@@ -39,6 +39,7 @@ from typing import Any
 
 from kraft_testkit.controller import noop
 from kraft_testkit.controller.cluster import SOFT_STATE_KEY
+from kraft_testkit.controller.heartbeats import lease_end
 from kraft_testkit.fastforward.dead_nodes import DeadVoter, dead_nodes
 from kraft_testkit.fastforward.fast_beats import FastBeats
 from kraft_testkit.fastforward.fast_brokers import PRE, FastBrokers
@@ -171,17 +172,20 @@ class _Model(LeaderEvents, FollowerLoops, ReplicaLoops, DeadVoter, FastBrokers, 
                 raise NotModelled("the controller waits to answer something else")
             self.waiting.append((w.dest, w.offset, w.appended_ms))
         manager = ctrl.soft.get(SOFT_STATE_KEY)
-        self.leases: dict[int, int] = {}  # broker -> first instant its lease has run out
+        # the first instant each contact entry has expired: a broker's own (its heartbeats
+        # renew it) by id, any other (an old epoch, a dead broker's) by (id, epoch)
+        self.leases: dict[Any, int] = {}
+        self.lease_check = manager.next_check_ms if manager is not None else None
         if manager is not None:
             self.session_ms = manager.session_timeout_ms
-            for b, reg in ctrl.image.cluster.brokers.items():
-                if reg.fenced:
-                    continue
-                s = manager.peek(b)
-                if s is None or s.epoch != reg.epoch:
-                    raise NotModelled(f"broker {b} has no session of its epoch")
-                self.leases[b] = manager.lease_end_ms(s)
-        self.lease_min = min(self.leases.values()) if self.leases else NEVER
+            brokers = ctrl.image.cluster.brokers
+            for (b, epoch), t in manager.tracker.items():
+                reg = brokers.get(b)
+                own = reg is not None and reg.epoch == epoch and b in followers
+                self.leases[b if own else (b, epoch)] = lease_end(t, self.session_ms)
+        self.lease_raw = min(self.leases.values()) if self.leases else NEVER
+        # the leader's lease wake-up: the first fence check that finds an expired entry
+        self.lease_min = self._lease_check_at(self.lease_raw)
         self.record_steps = True
         self.leader_wakes: tuple[int, int, int] | None = None
         self.compact = False
@@ -279,6 +283,19 @@ class _Model(LeaderEvents, FollowerLoops, ReplicaLoops, DeadVoter, FastBrokers, 
         pred.omitted = self.omitted
         pred.waiting, pred.check_deadline = self.waiting, self.check_deadline
         return pred
+
+    def _lease_check_at(self, raw: int) -> int:
+        """The fence check that first sees a lease that ends at ``raw`` (NEVER: none)."""
+        return NEVER if raw >= NEVER or self.lease_check is None else self.lease_check(raw)
+
+    def _lease_renewed(self, n: int, at: int) -> None:
+        """Broker ``n``'s heartbeat reached the leader at ``at``: its entry's new end."""
+        leases = self.leases
+        old = leases.get(n, NEVER)
+        leases[n] = new = lease_end(at, self.session_ms)
+        if old == self.lease_raw or new < self.lease_raw:  # else the least did not move
+            self.lease_raw = min(leases.values())
+            self.lease_min = self._lease_check_at(self.lease_raw)
 
     def _stop(self, at: int, why: str) -> bool:
         self.horizon, self.why = at, why

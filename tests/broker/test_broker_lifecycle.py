@@ -60,23 +60,38 @@ def test_registration_success_heartbeats_at_once_wanting_fence():
     assert "registered with broker epoch 17" in h.events()
 
 
-def test_registration_errors_retry_with_exponential_backoff():
+def test_registration_errors_retry_one_heartbeat_interval_later():
+    """Kafka 4.2.1 BrokerLifecycleManager#scheduleNextCommunicationAfterFailure: every failed
+    registration is tried again broker.heartbeat.interval.ms (2000) later, no backoff, no
+    jitter (3.x's ExponentialBackoff(100, 2, session, 0.02) is gone)."""
     h = Harness(cfg=config(initial_broker_registration_timeout_ms=600_000))
     h.start()
     h.leader(CONTROLLER)
     delays = []
     for _ in range(10):
         sent = h.take_one(M.BrokerRegistrationRequest)
-        h.answer(sent, M.BrokerRegistrationResponse(error_code=E.NOT_CONTROLLER))
+        h.answer(sent, M.BrokerRegistrationResponse(error_code=E.DUPLICATE_BROKER_REGISTRATION))
         before = h.now
         h.at(h.timer)
         delays.append(h.now - before)
-    # 100 ms doubling, 2% jitter, capped at broker.session.timeout.ms (9000)
-    for attempt, d in enumerate(delays):
-        expected = min(100 * 2 ** attempt, 9000)
-        assert abs(d - expected) <= 0.02 * expected + 1, (attempt, d)
-    assert delays[-1] == 9000
-    assert "registration refused by controller: NOT_CONTROLLER" in h.events()
+    assert delays == [2000] * 10
+    assert "registration refused by controller: DUPLICATE_BROKER_REGISTRATION" in h.events()
+
+
+def test_not_controller_waits_for_the_next_controller():
+    """NodeToControllerRequestThread#handleResponse: NOT_CONTROLLER is the controller channel's
+    to retry (the request goes back first in its queue for the next controller), not a failed
+    registration: no interval's wait once the broker knows the new controller."""
+    h = Harness()
+    h.start()
+    h.leader(CONTROLLER)
+    first = h.take_one(M.BrokerRegistrationRequest)
+    h.answer(first, M.BrokerRegistrationResponse(error_code=E.NOT_CONTROLLER))
+    assert h.take(M.BrokerRegistrationRequest) == []
+    assert any("registration answered NOT_CONTROLLER" in e for e in h.events())
+    h.leader(CONTROLLER + 1)
+    again = h.take_one(M.BrokerRegistrationRequest)
+    assert again[0] == CONTROLLER + 1
 
 
 def test_unanswered_registration_times_out_and_is_sent_again():
@@ -88,7 +103,9 @@ def test_unanswered_registration_times_out_and_is_sent_again():
     assert h.take(M.BrokerRegistrationRequest) == []
     h.at(4500)  # broker.session.timeout.ms / 2: Kafka's controller channel gives up
     assert "registration timed out (controller 100)" in h.events()
-    h.at(4500 + 103)
+    h.at(4500 + 1999)   # onTimeout -> scheduleNextCommunicationAfterFailure: an interval later
+    assert h.take(M.BrokerRegistrationRequest) == []
+    h.at(4500 + 2000)
     second = h.take_one(M.BrokerRegistrationRequest)
     assert second[1].correlation_id != first[1].correlation_id
     # the late answer to the first one is not expected any more
@@ -179,15 +196,16 @@ def test_running_heartbeats_every_interval():
 
 
 @pytest.mark.parametrize("error", [E.STALE_BROKER_EPOCH, E.BROKER_ID_NOT_REGISTERED])
-def test_stale_epoch_is_retried_after_backoff_as_kafka_does(error):
-    """Kafka's BrokerLifecycleManager: any heartbeat error -> scheduleNextCommunicationAfter
-    Failure (the same heartbeat, after the exponential backoff); no new registration."""
+def test_stale_epoch_is_retried_one_interval_later_as_kafka_does(error):
+    """Kafka 4.2.1's BrokerLifecycleManager: any heartbeat error -> scheduleNextCommunication
+    AfterFailure (the same heartbeat, broker.heartbeat.interval.ms later); no new registration."""
     h = Harness()
     h.to_running(IMAGE, epoch=10)
     h.advance(2000)
     h.heartbeat_reply(h.take_one(M.BrokerHeartbeatRequest), error=error)
     assert h.take(M.BrokerRegistrationRequest) == []
-    assert h.take(M.BrokerHeartbeatRequest) == []           # not at once: after the backoff
+    assert h.take(M.BrokerHeartbeatRequest) == []           # not at once: an interval later
+    assert h.timer == h.now + 2000
     h.at(h.timer)
     _, hb = h.take_one(M.BrokerHeartbeatRequest)
     assert hb.body.broker_epoch == 10 and h.broker.state is S.RUNNING
@@ -209,15 +227,17 @@ def test_stale_epoch_makes_the_broker_register_again_when_asked(error):
     assert any("registering again" in t for t in h.events())
 
 
-def test_other_heartbeat_errors_back_off():
+def test_other_heartbeat_errors_retry_one_interval_later():
+    """BrokerHeartbeatResponseEvent: an error -> scheduleNextCommunicationAfterFailure, the
+    heartbeat interval (Kafka 4.2.1 has no backoff there)."""
     h = Harness()
     h.to_running(IMAGE)
     h.advance(2000)
-    h.heartbeat_reply(h.take_one(M.BrokerHeartbeatRequest), error=E.NOT_CONTROLLER)
+    h.heartbeat_reply(h.take_one(M.BrokerHeartbeatRequest), error=E.UNKNOWN_SERVER_ERROR)
     assert h.take(M.BrokerRegistrationRequest) == []
-    h.advance(97)
+    h.advance(1999)
     assert h.take(M.BrokerHeartbeatRequest) == []
-    h.advance(6)
+    h.advance(1)
     assert len(h.take(M.BrokerHeartbeatRequest)) == 1
 
 

@@ -28,6 +28,9 @@ HEARTBEAT_MS = 2000        # broker.heartbeat.interval.ms
 SELF_FENCE_MS = 18000      # broker.heartbeat.timeout.ms (KIP-343), 2 x session by default
 #: appending, lingering (25 ms) and committing a batch takes far less than this
 COMMIT_SLACK_MS = 200
+#: QuorumController#maybeFenceStaleBrokerPeriodNs: the lease check runs every session/8, so a
+#: broker is fenced by the first check after contact + session (9-10.125 s after it)
+FENCE_CHECK_MS = SESSION_MS // 8
 #: a heartbeat's round trip and jitter
 RTT_SLACK_MS = 50
 
@@ -63,10 +66,33 @@ def heartbeat_manager(c: Cluster) -> Any:
     return c.controller_node(active).controller.soft[SOFT_STATE_KEY]
 
 
-def controller_contact_ms(c: Cluster, broker: int) -> int:
-    """When the active controller last heard from ``broker`` (its lease start)."""
-    s = heartbeat_manager(c).peek(broker)
-    return s.last_contact_ms if s is not None else heartbeat_manager(c).activated_at_ms
+def controller_contact_ms(c: Cluster, broker: int) -> int | None:
+    """When the active controller last heard from ``broker``'s registered incarnation (its
+    BrokerHeartbeatTracker entry; None once the lease check took the entry out)."""
+    registration = c.metadata.cluster.broker(broker)
+    if registration is None:
+        return None
+    return heartbeat_manager(c).contact_ms(broker, registration.epoch)
+
+
+def fence_watch(c: Cluster, broker: int, timeout_ms: int = 30_000) -> tuple[int, int]:
+    """Run until ``broker`` is fenced in the committed image: (when, the active controller's
+    last contact time of it before the check that fenced it took the entry out)."""
+    seen = [controller_contact_ms(c, broker)]
+
+    def fenced(c: Cluster) -> bool:
+        active = c.active_controller
+        registration = c.metadata.cluster.broker(broker)
+        if active is not None and registration is not None:
+            manager = c.controller_node(active).controller.soft.get(SOFT_STATE_KEY)
+            t = None if manager is None else manager.contact_ms(broker, registration.epoch)
+            if t is not None:
+                seen[0] = t
+        return c.broker_state(broker).fenced
+
+    c.run_until(fenced, timeout_ms)
+    assert seen[0] is not None, f"the controller never heard from broker {broker}"
+    return c.now_ms, seen[0]
 
 
 def partitions(image: Any) -> list[tuple[str, int, Any]]:

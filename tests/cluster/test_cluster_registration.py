@@ -8,6 +8,7 @@ import random
 import pytest
 from cluster_scn_helpers import (
     COMMIT_SLACK_MS,
+    FENCE_CHECK_MS,
     HEARTBEAT_MS,
     RTT_SLACK_MS,
     SELF_FENCE_MS,
@@ -17,6 +18,7 @@ from cluster_scn_helpers import (
     cluster_with_epoch_invariant,
     controller_contact_ms,
     fence_records,
+    fence_watch,
     fenced_at,
     heartbeat,
     heartbeat_manager,
@@ -94,7 +96,8 @@ def test_restarted_broker_gets_a_higher_epoch_at_its_new_registration_offset(see
     killed_at = c.now_ms
     c.faults.restart(b)
     # the old incarnation holds its id until its lease runs out: the new one is refused
-    # (DUPLICATE_BROKER_REGISTRATION) and retries with backoff, so this takes about a session
+    # (DUPLICATE_BROKER_REGISTRATION) and retries every heartbeat interval, so this takes about
+    # a session
     c.run_until(lambda c: c.broker_state(b).epoch != old.epoch, 40_000)
     assert c.now_ms >= killed_at + SESSION_MS - HEARTBEAT_MS - RTT_SLACK_MS
     c.run_until(lambda c: c.broker_state(b).state == "RUNNING" and not c.broker_state(b).fenced,
@@ -140,15 +143,16 @@ def test_isolated_broker_is_fenced_after_the_session_timeout(seed):
     isolated_at = c.now_ms
     contact_before = controller_contact_ms(c, b)
     c.network.isolate(b)
-    t_fenced = fenced_at(c, b)
-    contact = controller_contact_ms(c, b)
-    # no contact after the isolation; the lease is what the controller last heard, + timeout
+    t_fenced, contact = fence_watch(c, b)
+    # no contact after the isolation; the lease is what the controller last heard, + timeout,
+    # and the check that notices runs every session/8 (Kafka 4.2.1 maybeFenceStaleBroker):
+    # fenced 9-10.125 s after the last contact
     assert contact_before <= contact <= isolated_at
     assert t_fenced >= contact + SESSION_MS + 1, "fenced before the lease ran out"
-    assert t_fenced <= contact + SESSION_MS + 1 + COMMIT_SLACK_MS
-    # relative to the isolation: at least a session minus one heartbeat interval, at most one
+    assert t_fenced <= contact + SESSION_MS + FENCE_CHECK_MS + COMMIT_SLACK_MS
+    # relative to the isolation: at least a session minus one heartbeat interval
     assert isolated_at + SESSION_MS - HEARTBEAT_MS - RTT_SLACK_MS <= t_fenced
-    assert t_fenced <= isolated_at + SESSION_MS + 1 + COMMIT_SLACK_MS
+    assert t_fenced <= isolated_at + SESSION_MS + FENCE_CHECK_MS + COMMIT_SLACK_MS
     img = c.metadata
     assert led_by(img, b) == [], "a fenced broker leads nothing"
     for _, _, p in partitions(img):
@@ -172,9 +176,9 @@ def test_session_timeout_follows_the_configuration(seed, session, heartbeat, kwa
     b = seed % 3
     isolated_at = c.now_ms
     c.network.isolate(b)
-    t_fenced = fenced_at(c, b, timeout_ms=2 * session)
-    contact = controller_contact_ms(c, b)
-    assert contact + session + 1 <= t_fenced <= contact + session + 1 + COMMIT_SLACK_MS
+    t_fenced, contact = fence_watch(c, b, timeout_ms=2 * session)
+    # the lease check's period follows: session/8 (maybeFenceStaleBrokerPeriodNs)
+    assert contact + session + 1 <= t_fenced <= contact + session + session // 8 + COMMIT_SLACK_MS
     assert isolated_at + session - heartbeat - RTT_SLACK_MS <= t_fenced
     # KIP-343's broker-side timeout follows: twice the session unless set
     c.run_until(lambda c: c.broker_state(b).self_fenced, 3 * session)
@@ -188,10 +192,10 @@ def test_broker_cut_off_from_the_controllers_only(seed):
     c = Cluster(3, 3, seed=seed, broker_self_fencing=True)
     c.create_topic("t", 6, 3)
     b = seed % 3
-    contact = controller_contact_ms(c, b)
     c.network.partition([b], c.controller_ids)
-    t_fenced = fenced_at(c, b)
-    assert contact + SESSION_MS + 1 <= t_fenced <= contact + SESSION_MS + 1 + COMMIT_SLACK_MS
+    t_fenced, contact = fence_watch(c, b)
+    assert contact + SESSION_MS + 1 <= t_fenced <= \
+        contact + SESSION_MS + FENCE_CHECK_MS + COMMIT_SLACK_MS
     assert led_by(c.metadata, b) == []
     c.run_until(lambda c: c.broker_state(b).self_fenced, 2 * SESSION_MS)
     c.network.heal()
@@ -215,8 +219,10 @@ def test_two_isolated_brokers_are_fenced_one_per_event(seed, tmp_path):
     fences = {b: fence_records(records, b)[-1] for b in pair}
     first, second = sorted(pair, key=lambda b: fences[b].offset)
     assert fences[first].offset != fences[second].offset
-    # the lease that ran out first is fenced first
-    assert contacts[first] <= contacts[second]
+    # a lease that ran out a whole check period before the other is fenced first (when both
+    # ran out before the same check, the tracker's order decides: maybeRemoveExpired)
+    if abs(contacts[second] - contacts[first]) > FENCE_CHECK_MS:
+        assert contacts[first] < contacts[second]
     # nothing of the second fencing is interleaved with the first: after the first fence
     # record come the second's partition changes, which already reflect the first fencing
     between = [r for r in records if fences[first].offset < r.offset < fences[second].offset]
@@ -224,16 +230,19 @@ def test_two_isolated_brokers_are_fenced_one_per_event(seed, tmp_path):
     for r in between:
         if r.type == "PartitionChangeRecord" and r.msg.isr is not None:
             assert first not in r.msg.isr or list(r.msg.isr) == [first]
-    # when the two leases ran out more than a linger apart, they are separate batches too
-    if contacts[second] - contacts[first] > 25 + COMMIT_SLACK_MS:
+    # when the two leases ran out more than two check periods apart, they are fenced by checks
+    # more than a period apart: separate batches too (10 ms apart they may share a linger)
+    if contacts[second] - contacts[first] > 2 * FENCE_CHECK_MS:
         assert fences[first].batch != fences[second].batch
 
 
 @pytest.mark.parametrize("seed", range(5))
 def test_leases_expiring_at_the_same_instant_are_fenced_one_at_a_time(seed, tmp_path):
     """Two brokers isolated, then the active controller killed: the new active controller gives
-    both the same fresh lease, which runs out for both at one instant. It still fences them one
-    by one, as separate appends (the second computed on the first's result)."""
+    both the same fresh lease (ClusterControlManager#activate), which runs out for both at one
+    instant. The 9th check after activation (10125 ms: at 9000 the lease is still valid) fences
+    one, the next run 10 ms later (PeriodicTask's immediate period) the other, as separate
+    appends (the second computed on the first's result)."""
     c = Cluster(3, 4, seed=seed)
     c.create_topic("t", 8, 3)
     pair = [seed % 4, (seed + 2) % 4]
@@ -244,7 +253,8 @@ def test_leases_expiring_at_the_same_instant_are_fenced_one_at_a_time(seed, tmp_
     c.run_until(lambda c: c.active_controller not in (None, old), 20_000)
     activated = heartbeat_manager(c).activated_at_ms
     c.run_until(lambda c: all(c.broker_state(b).fenced for b in pair), 30_000)
-    assert activated + SESSION_MS + 1 <= c.now_ms <= activated + SESSION_MS + 1 + COMMIT_SLACK_MS
+    assert activated + 9 * FENCE_CHECK_MS + 10 <= c.now_ms <= \
+        activated + 9 * FENCE_CHECK_MS + 10 + COMMIT_SLACK_MS
     records = log_records(c, tmp_path / "log")
     fences = sorted((fence_records(records, b)[-1] for b in pair), key=lambda r: r.offset)
     assert fences[0].offset < fences[1].offset
@@ -310,11 +320,14 @@ def test_new_active_controller_gives_every_broker_a_fresh_lease(seed):
     activated = heartbeat_manager(c).activated_at_ms
     assert activated >= killed_at
     # no broker is fenced before a full session timeout after the new activation (a broker
-    # that has not found the new controller yet, as an observer may take a while to, included)
-    c.run_for(activated + SESSION_MS - c.now_ms)
+    # that has not found the new controller yet, as an observer may take a while to, included);
+    # the checks run every 1125 ms from activation, and the one at +9000 still finds the lease
+    # valid (isExpired is strict): the 9th, at +10125, fences it
+    c.run_for(activated + 9 * FENCE_CHECK_MS - 1 - c.now_ms)
     assert not any(c.broker_state(o).fenced for o in c.broker_ids)
     t_fenced = fenced_at(c, b)
-    assert activated + SESSION_MS + 1 <= t_fenced <= activated + SESSION_MS + 1 + COMMIT_SLACK_MS
+    assert activated + 9 * FENCE_CHECK_MS <= t_fenced <= \
+        activated + 9 * FENCE_CHECK_MS + COMMIT_SLACK_MS
     assert led_by(c.metadata, b) == []
 
 

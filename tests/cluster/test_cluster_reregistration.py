@@ -2,9 +2,12 @@
 
 * A session is the last contact of (broker id, epoch), fenced or not (4.x's
   BrokerHeartbeatTracker): while it lasts another incarnation gets DUPLICATE_BROKER_REGISTRATION.
-* The clean-shutdown proof (PreviousBrokerEpoch == the registered epoch, from
-  ``.kafka_cleanshutdown``) lets the next incarnation in at once over a *fenced* registration,
-  which is how a controlled shutdown ends; it never displaces a live, unfenced broker.
+* There is no bypass (Kafka 4.2.1 ``ClusterControlManager#registerBroker``): the clean-shutdown
+  proof (PreviousBrokerEpoch == the registered epoch, from ``.kafka_cleanshutdown``) only decides
+  clean vs unclean shutdown for ELR; after a controlled shutdown the next incarnation waits out
+  the old session too (9-10 s after the last heartbeat), and never displaces a live broker.
+* When a cleanly stopped (already fenced) broker's session expires, the lease check writes a
+  second fence record (``ReplicationControlManager#maybeFenceOneStaleBroker``).
 """
 
 from __future__ import annotations
@@ -12,7 +15,8 @@ from __future__ import annotations
 import random
 
 import pytest
-from cluster_scn_helpers import name, registration
+from cluster_scn_helpers import (FENCE_CHECK_MS, SESSION_MS, controller_contact_ms,
+                                 fence_records, log_records, name, registration)
 
 from kraft_testkit.cluster import Cluster
 from kraft_testkit.protocol.uuid import Uuid
@@ -37,16 +41,45 @@ def test_previous_broker_epoch_never_displaces_a_live_unfenced_broker(seed):
 
 
 @pytest.mark.parametrize("seed", range(3))
-def test_after_a_controlled_shutdown_the_proof_lets_the_next_incarnation_in(seed):
+def test_after_a_controlled_shutdown_the_next_incarnation_waits_out_the_session(seed):
+    """The broker's last heartbeat (the one answered ShouldShutDown) starts its session's last
+    stretch: with or without the proof the next incarnation gets DUPLICATE_BROKER_REGISTRATION
+    until contact + 9000 ms has passed (isExpired), then registers."""
     c = Cluster(3, 3, seed=seed)
     c.controlled_shutdown(c.brokers[1])
     old = c.metadata.cluster.broker(1)
     assert old.fenced
+    contact = controller_contact_ms(c, 1)
+    assert contact is not None and contact <= c.now_ms   # the fenced broker keeps its entry
     body = registration(c, 1, uuid(seed * 7 + 2), log_dirs=list(old.log_dirs))
-    r = c.request(body)                                        # no clean-shutdown proof
-    assert name(r.error_code) == "DUPLICATE_BROKER_REGISTRATION"
-    r = c.request(body.replace(previous_broker_epoch=old.epoch))
+    proof = body.replace(previous_broker_epoch=old.epoch)
+    for attempt in (body, proof):
+        assert name(c.request(attempt).error_code) == "DUPLICATE_BROKER_REGISTRATION"
+    c.run_for(contact + SESSION_MS - 100 - c.now_ms)
+    assert name(c.request(proof).error_code) == "DUPLICATE_BROKER_REGISTRATION"
+    c.run_for(contact + SESSION_MS + 1 - c.now_ms)
+    r = c.request(proof)
     assert name(r.error_code) == "NONE" and r.broker_epoch > old.epoch
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_cleanly_stopped_brokers_session_expiry_fences_it_again(seed, tmp_path):
+    """maybeFenceOneStaleBroker fences whatever registered incarnation's session expired, even
+    one already fenced: after a controlled shutdown the log holds a second
+    BrokerRegistrationChangeRecord(fenced=1) of the same epoch, written by the first check
+    after the session ran out (9-10.125 s after the last heartbeat)."""
+    c = Cluster(3, 3, seed=seed)
+    c.controlled_shutdown(c.brokers[1])
+    epoch = c.metadata.cluster.broker(1).epoch
+    contact = controller_contact_ms(c, 1)
+    c.run_until(lambda c: controller_contact_ms(c, 1) is None, 2 * SESSION_MS)
+    checked = c.now_ms
+    assert contact + SESSION_MS < checked <= contact + SESSION_MS + FENCE_CHECK_MS
+    c.run_for(1_000)
+    fences = [f for f in fence_records(log_records(c, tmp_path / "log"), 1)
+              if f.msg.broker_epoch == epoch]
+    assert len(fences) == 2
+    assert c.broker_state(1).fenced
 
 
 @pytest.mark.parametrize("seed", range(2))

@@ -68,8 +68,8 @@ def _quorum_state(c: Cluster) -> dict:
     if active is not None and c.broker_ids:
         from kraft_testkit.controller.cluster import SOFT_STATE_KEY
         manager = c.controller_node(active).controller.soft[SOFT_STATE_KEY]
-        state["leases"] = sorted((b, s.last_contact_ms, s.metadata_offset)
-                                 for b, s in manager._sessions.items())
+        state["leases"] = (sorted((b, s.metadata_offset) for b, s in manager._sessions.items()),
+                           manager.tracker.items(), manager.anchor_ns)
     state["heap"] = sorted((e[0], e[1], type(e[4]).__name__ if e[4] is not None else None)
                            for e in c.sim.scheduler._heap if e[3] is not None)
     return state

@@ -196,7 +196,14 @@ class Harness:
         return response.broker_epoch
 
     def fence_stale(self) -> int | None:
-        return self.run(cluster.maybe_fence_one_stale_broker(self.ctx()))
+        """One run of the fence check: the id of the broker it fenced (None: it fenced none;
+        ``last_expired`` says whether it took out an expired contact entry at all)."""
+        self.last_expired = self.run(cluster.maybe_fence_one_stale_broker(self.ctx()))
+        for rec in self.last_records:
+            msg = rec.message
+            if isinstance(msg, (M.BrokerRegistrationChangeRecord, M.FenceBrokerRecord)):
+                return getattr(msg, "broker_id", getattr(msg, "id", None))
+        return None
 
     def add_topic(self, name: str, assignments: Sequence[Sequence[int]],
                   leaders: Sequence[int] | None = None) -> Uuid:

@@ -139,18 +139,27 @@ def test_other_incarnation_is_refused_while_the_old_lease_lives():
     assert broker.incarnation_id == uid(77) and broker.fenced
 
 
-def test_previous_broker_epoch_lets_in_only_over_a_fenced_registration():
-    """The clean-shutdown proof (PreviousBrokerEpoch == the registered epoch) takes the id at
-    once from a fenced registration, never from a live unfenced one."""
+def test_previous_broker_epoch_does_not_bypass_the_old_session():
+    """Kafka 4.2.1 ClusterControlManager#registerBroker has no bypass: the clean-shutdown proof
+    (PreviousBrokerEpoch == the registered epoch) does not take the id while the old
+    incarnation's session is valid, fenced (as a controlled shutdown ends) or not; it gets
+    DUPLICATE_BROKER_REGISTRATION until the session expires, then registers (the proof then
+    only decides clean vs unclean shutdown for ELR)."""
     h = Harness(18)
     epoch = h.start_broker(1)         # unfenced and in contact
     proof = registration(1, uid(77)).replace(previous_broker_epoch=epoch)
     response = h.run(cluster.register_broker(h.ctx(), proof))
     assert response.error_code == ErrorCode.DUPLICATE_BROKER_REGISTRATION
-    h.heartbeat(1, want_fence=True)   # now fenced (as a controlled shutdown ends), still in contact
+    h.advance(100)
+    h.heartbeat(1, want_fence=True)   # now fenced (as a controlled shutdown ends), last contact
     assert h.image.cluster.broker(1).fenced
-    response = h.run(cluster.register_broker(h.ctx(), registration(1, uid(78))))
-    assert response.error_code == ErrorCode.DUPLICATE_BROKER_REGISTRATION   # no proof
+    for cand in (registration(1, uid(78)), proof):
+        response = h.run(cluster.register_broker(h.ctx(), cand))
+        assert response.error_code == ErrorCode.DUPLICATE_BROKER_REGISTRATION
+    h.advance(SESSION_MS)             # contact + timeout: still valid (isExpired is strict)
+    assert h.run(cluster.register_broker(h.ctx(), proof)).error_code == \
+        ErrorCode.DUPLICATE_BROKER_REGISTRATION
+    h.advance(1)
     response = h.run(cluster.register_broker(h.ctx(), proof))
     assert response.error_code == ErrorCode.NONE and response.broker_epoch > epoch
 
