@@ -26,8 +26,8 @@ released Kafka's broker does (it never recovers: the process must restart). The 
 ``testkit.broker.reregister.on.stale.epoch=true`` makes the broker register again with the same
 incarnation id instead (the controller treats that as an amendment).
 A controller change re-sends the request in flight to the new controller, as Kafka's
-controller channel does when it reconnects; a NOT_CONTROLLER answer puts the request back to
-wait for the next controller, as that channel does (``NodeToControllerRequestThread``).
+controller channel does when it reconnects; a NOT_CONTROLLER answer sends it again at once to
+the controller the broker knows of, as that channel does (``NodeToControllerRequestThread``).
 Deviation, on purpose: a request supersedes the one in flight when the broker must speak at
 once (Kafka sends both).
 """
@@ -76,6 +76,7 @@ class _InFlight(NamedTuple):
     cid: int | None
     dst: int | None
     deadline_ms: int
+    retries: int = 0  # NOT_CONTROLLER answers it had (the controller channel re-sent it)
 
 
 def _uuid_order(u: bytes) -> tuple[int, int]:
@@ -168,14 +169,18 @@ class Lifecycle:
         self._inflight = None
         if body.error_code == E.NOT_CONTROLLER:
             # Kafka's NodeToControllerRequestThread#handleResponse: the channel forgets that
-            # controller and puts the request back first in its queue; the lifecycle manager
-            # never sees the error. It goes out again to the next controller the broker learns
-            # of (on_controller_change), or times out as any request.
-            what = "registration" if f.kind is _REG else "heartbeat"
-            self._events.add(now_ms, f"{what} answered NOT_CONTROLLER by controller {f.dst}: "
-                             "waiting for the next controller")
-            self.controller_id = None
-            self._inflight = _InFlight(f.kind, f.body, None, None, f.deadline_ms)
+            # controller and puts the request back first in its queue, then sends it at once to
+            # the controller the broker knows of now (the Raft leader it follows; a change
+            # re-sends it again: on_controller_change); the lifecycle manager never sees the
+            # error, and the request keeps its deadline.
+            if f.retries == 0:
+                what = "registration" if f.kind is _REG else "heartbeat"
+                self._events.add(now_ms, f"{what} answered NOT_CONTROLLER by controller "
+                                 f"{f.dst}: sent again to the controller the broker knows of")
+            self._send(f.kind, f.body, now_ms)
+            if self._inflight is not None:
+                self._inflight = self._inflight._replace(deadline_ms=f.deadline_ms,
+                                                         retries=f.retries + 1)
             return True
         if f.kind is _REG:
             self._on_registration_response(body, now_ms)

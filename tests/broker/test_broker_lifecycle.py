@@ -80,18 +80,21 @@ def test_registration_errors_retry_one_heartbeat_interval_later():
 
 def test_not_controller_waits_for_the_next_controller():
     """NodeToControllerRequestThread#handleResponse: NOT_CONTROLLER is the controller channel's
-    to retry (the request goes back first in its queue for the next controller), not a failed
-    registration: no interval's wait once the broker knows the new controller."""
+    to retry (the request goes back first in its queue and out again to the controller the
+    broker knows of), not a failed registration: no interval's wait."""
     h = Harness()
     h.start()
     h.leader(CONTROLLER)
     first = h.take_one(M.BrokerRegistrationRequest)
     h.answer(first, M.BrokerRegistrationResponse(error_code=E.NOT_CONTROLLER))
-    assert h.take(M.BrokerRegistrationRequest) == []
+    again = h.take_one(M.BrokerRegistrationRequest)   # at once, to the controller it knows of
+    assert again[0] == CONTROLLER
     assert any("registration answered NOT_CONTROLLER" in e for e in h.events())
-    h.leader(CONTROLLER + 1)
-    again = h.take_one(M.BrokerRegistrationRequest)
-    assert again[0] == CONTROLLER + 1
+    h.leader(CONTROLLER + 1)                           # a new controller: sent there
+    moved = h.take_one(M.BrokerRegistrationRequest)
+    assert moved[0] == CONTROLLER + 1
+    h.answer(moved, M.BrokerRegistrationResponse(error_code=E.NONE, broker_epoch=7))
+    assert h.broker.broker_epoch == 7
 
 
 def test_unanswered_registration_times_out_and_is_sent_again():
