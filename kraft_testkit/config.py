@@ -54,6 +54,10 @@ class NodeConfig:
     # group coordinator (the gateway's): the __consumer_offsets topic it creates
     offsets_topic_num_partitions: int = 50
     offsets_topic_replication_factor: int = 3
+    # transaction coordinator (the gateway's): __transaction_state and the timeout bound
+    transaction_state_log_num_partitions: int = 50
+    transaction_state_log_replication_factor: int = 3
+    transaction_max_timeout_ms: int = 900_000
 
     @classmethod
     def from_kafka(cls, overrides: Mapping[str, object] | None = None, *,
@@ -128,6 +132,10 @@ KEYS: dict[str, tuple[str, type, int]] = {
     "testkit.supported.metadata.version.min": ("supported_metadata_version_min", int, 1),
     "offsets.topic.num.partitions": ("offsets_topic_num_partitions", int, 1),
     "offsets.topic.replication.factor": ("offsets_topic_replication_factor", int, 1),
+    "transaction.state.log.num.partitions": ("transaction_state_log_num_partitions", int, 1),
+    "transaction.state.log.replication.factor": ("transaction_state_log_replication_factor",
+                                                 int, 1),
+    "transaction.max.timeout.ms": ("transaction_max_timeout_ms", int, 1),
 }
 assert {a for a, _, _ in KEYS.values()} == {f.name for f in fields(NodeConfig)}
 

@@ -7,10 +7,11 @@ from typing import Any
 
 from kraft_testkit.protocol import messages as M
 
-from . import (cluster_apis, data_apis, delete_records, legacy_configs, local_reads,
-               producer_ids, sasl)
+from . import cluster_apis, data_apis, delete_records, legacy_configs, local_reads, sasl
 from .groups import apis as group_apis
 from .groups import offset_apis
+from .txn import apis as txn_apis
+from .txn import offsets as txn_offsets
 from .context import RequestContext
 from .forwarding import CLIENT_CONTROLLER_APIS, forward
 
@@ -50,6 +51,7 @@ KAFKA_LISTENERS: dict[int, frozenset[str]] = {
     45: _BC, 46: _BC, 48: _B, 49: _BC, 50: _BC, 51: _BC, 55: _BC, 57: _BC, 60: _BC, 64: _BC,
     73: _C, 80: _BC, 81: _BC,
     21: _B, 8: _B, 9: _B, 10: _B, 11: _B, 12: _B, 13: _B, 14: _B, 15: _B, 16: _B, 42: _B, 47: _B,
+    24: _B, 25: _B, 26: _B, 28: _B,
 }
 
 BROKER_HANDLERS: dict[type, Handler] = dict(_COMMON)
@@ -60,7 +62,7 @@ BROKER_HANDLERS.update({
     M.ListOffsetsRequest: data_apis.list_offsets,
     M.OffsetForLeaderEpochRequest: data_apis.offset_for_leader_epoch,
     M.DeleteRecordsRequest: delete_records.delete_records,
-    M.InitProducerIdRequest: producer_ids.init_producer_id,
+    M.InitProducerIdRequest: txn_apis.init_producer_id,
     M.DescribeLogDirsRequest: data_apis.describe_log_dirs,
     M.FindCoordinatorRequest: group_apis.find_coordinator,
     M.JoinGroupRequest: group_apis.join_group,
@@ -73,6 +75,10 @@ BROKER_HANDLERS.update({
     M.DescribeGroupsRequest: offset_apis.describe_groups,
     M.DeleteGroupsRequest: offset_apis.delete_groups,
     M.OffsetDeleteRequest: offset_apis.offset_delete,
+    M.AddPartitionsToTxnRequest: txn_apis.add_partitions_to_txn,
+    M.AddOffsetsToTxnRequest: txn_apis.add_offsets_to_txn,
+    M.EndTxnRequest: txn_apis.end_txn,
+    M.TxnOffsetCommitRequest: txn_offsets.txn_offset_commit,
 })
 CONTROLLER_HANDLERS: dict[type, Handler] = dict(_COMMON)
 

@@ -25,11 +25,13 @@ from kraft_testkit.protocol.error_codes import ErrorCode
 from . import fetch_sessions
 from .context import Pending, RequestContext
 from .data_plane import CorruptBatch, split_batches
+from .txn import log_state
 
 E = ErrorCode
 _PR, _FR = M.ProduceResponse, M.FetchResponse
 _LR, _OR = M.ListOffsetsResponse, M.OffsetForLeaderEpochResponse
 LATEST, EARLIEST, MAX_TIMESTAMP, EARLIEST_LOCAL, LATEST_TIERED = -1, -2, -3, -4, -5
+READ_COMMITTED = 1   # IsolationLevel of Fetch and ListOffsets
 #: a stepping gateway answers an empty fetch after at most this long (clients poll again)
 LONG_POLL_CAP_S = 0.5
 
@@ -228,6 +230,8 @@ def fetch(ctx: RequestContext, req: Any) -> Any:
             return None  # died meanwhile: the gateway closes the connection
         if shaped:
             return shaped[0]
+        if ctx.gateway.txns is not None and req.isolation_level == READ_COMMITTED:
+            ctx.gateway.txns.tick()   # markers move the last stable offset
         answer = _fetch_once(ctx, req)
         return done(answer) if _fetched_bytes(answer) >= max(req.min_bytes, 1) or \
             _has_error(answer) else None
@@ -258,7 +262,13 @@ def _uncommitted_ahead(ctx: RequestContext, req: Any) -> bool:
             view = PartitionView(ctx, topic, fp.partition)
             if view.error(fp.current_leader_epoch) != E.NONE:
                 continue
-            if fp.fetch_offset < view.log.log_end_offset:
+            end = view.log.log_end_offset
+            if fp.fetch_offset >= end:
+                continue
+            if req.isolation_level != READ_COMMITTED or view.high_watermark() < end:
+                return True
+            txns = ctx.gateway.txns   # an open transaction ends only when its producer says
+            if txns is not None and txns.busy():
                 return True
     return False
 
@@ -283,23 +293,35 @@ def _fetch_once(ctx: RequestContext, req: Any) -> Any:
             code = view.error(fp.current_leader_epoch)
             if code == E.UNKNOWN_TOPIC_OR_PARTITION and by_id and topic is None:
                 code = E.UNKNOWN_TOPIC_ID
-            parts.append(_fetch_partition(view, fp, code))
+            parts.append(_fetch_partition(view, fp, code, req.isolation_level))
         topics.append(_FR.FetchableTopicResponse(topic=t.topic, topic_id=t.topic_id,
                                                  partitions=tuple(parts)))
     return _FR(throttle_time_ms=0, error_code=0, session_id=0, responses=tuple(topics))
 
 
-def _fetch_partition(view: PartitionView, fp: Any, code: int) -> Any:
+def _fetch_partition(view: PartitionView, fp: Any, code: int, isolation: int = 0) -> Any:
+    """One partition's data; ``read_committed`` (isolation 1) reads below the last stable
+    offset and gets the aborted transactions in that range (``UnifiedLog#read``,
+    ``collectAbortedTransactions``)."""
     P = _FR.PartitionData
     if code == E.NONE:
         log = view.log
         hw = view.high_watermark()
+        lso = log_state.last_stable_offset(log, hw)
         if fp.fetch_offset > log.log_end_offset or fp.fetch_offset < log.log_start_offset:
             code = E.OFFSET_OUT_OF_RANGE
         else:
+            committed = isolation == READ_COMMITTED
+            aborted = None
+            if committed:
+                aborted = tuple(_FR.AbortedTransaction(producer_id=pid, first_offset=first)
+                                for pid, first in log_state.aborted_transactions(
+                                    log, fp.fetch_offset, lso))
             return P(partition_index=fp.partition, error_code=0, high_watermark=hw,
-                     last_stable_offset=hw, log_start_offset=log.log_start_offset,
-                     records=log.read(fp.fetch_offset, max(fp.partition_max_bytes, 1)))
+                     last_stable_offset=lso, log_start_offset=log.log_start_offset,
+                     aborted_transactions=aborted,
+                     records=log.read(fp.fetch_offset, max(fp.partition_max_bytes, 1),
+                                      upto=lso if committed else None))
     leader, epoch = view.known_leader() if code in (E.NOT_LEADER_OR_FOLLOWER,
                                                     E.FENCED_LEADER_EPOCH) else (-1, -1)
     return P(partition_index=fp.partition, error_code=code, high_watermark=-1,
@@ -312,6 +334,25 @@ def _fetch_partition(view: PartitionView, fp: Any, code: int) -> Any:
 
 
 def list_offsets(ctx: RequestContext, req: Any) -> Any:
+    """Offsets by the leader's log; a ``read_committed`` LATEST is the last stable offset. While
+    transaction markers are being written, stepping mode runs virtual time until they are (a
+    client that just committed reads past its markers, as it would a moment later on Kafka)."""
+    txns = ctx.gateway.txns
+    if req.isolation_level == READ_COMMITTED and txns is not None:
+        from . import autojump
+
+        def poll() -> Any:
+            txns.tick()
+            return None if txns.busy() else _list_offsets(ctx, req)
+        first = poll()
+        if first is not None:
+            return first
+        return Pending(poll, lambda: _list_offsets(ctx, req),
+                       virtual_deadline_ms=ctx.now_ms + autojump.wait_bound_ms(ctx.cluster))
+    return _list_offsets(ctx, req)
+
+
+def _list_offsets(ctx: RequestContext, req: Any) -> Any:
     image = _image(ctx)
     topics = []
     for t in req.topics:
@@ -326,7 +367,8 @@ def list_offsets(ctx: RequestContext, req: Any) -> Any:
                 hw = view.high_watermark()
                 epoch = view.rep.leader_epoch
                 if p.timestamp == LATEST:
-                    offset = hw
+                    offset = hw if req.isolation_level != READ_COMMITTED else \
+                        log_state.last_stable_offset(log, hw)
                 elif p.timestamp in (EARLIEST, EARLIEST_LOCAL):
                     offset = log.log_start_offset
                 elif p.timestamp == MAX_TIMESTAMP:

@@ -46,6 +46,8 @@ class CorruptBatch(KraftError):
 
 
 _PRODUCER = struct.Struct(">qhi")     # producerId, producerEpoch, baseSequence at 43
+_ATTRS = struct.Struct(">h")          # attributes at 21
+TRANSACTIONAL_ATTR, CONTROL_ATTR = 0x10, 0x20
 #: Kafka keeps the last 5 batches of each producer to answer retried duplicates
 PRODUCER_BATCHES_KEPT = 5
 
@@ -63,6 +65,15 @@ class StoredBatch:
     producer_id: int = -1
     producer_epoch: int = -1
     base_sequence: int = -1
+    attributes: int = 0   # bit 4 transactional, bit 5 control (a transaction marker)
+
+    @property
+    def is_control(self) -> bool:
+        return bool(self.attributes & CONTROL_ATTR)
+
+    @property
+    def is_transactional(self) -> bool:
+        return bool(self.attributes & TRANSACTIONAL_ATTR)
 
     @property
     def last_sequence(self) -> int:
@@ -135,11 +146,12 @@ class PartitionLog:
             (delta,) = _LAST_DELTA.unpack_from(raw, 23)
             (max_ts,) = _MAX_TS.unpack_from(raw, 35)
             pid, pepoch, seq = producer_fields(raw)
+            (attrs,) = _ATTRS.unpack_from(raw, _ATTRS_AT)
             data = bytearray(raw)
             struct.pack_into(">q", data, 0, base)
             struct.pack_into(">i", data, _EPOCH_AT, epoch)
             self.batches.append(StoredBatch(base, base + delta, epoch, now_ms, max_ts,
-                                            bytes(data), pid, pepoch, seq))
+                                            bytes(data), pid, pepoch, seq, attrs))
             self._append_ms.append(now_ms)
         return first
 
@@ -154,13 +166,18 @@ class PartitionLog:
         if pid < 0:
             return 0, -1
         mine = []  # its last batches, newest first while collecting (a long log is not walked)
+        marker_epoch = -1  # a transaction marker after them carries the producer's epoch
         for b in reversed(self.batches):
             if b.producer_id == pid:
+                if b.is_control:
+                    marker_epoch = max(marker_epoch, b.producer_epoch)
+                    continue
                 mine.append(b)
                 if len(mine) == PRODUCER_BATCHES_KEPT:
                     break
         mine.reverse()
-        if mine and pepoch < mine[-1].producer_epoch:
+        current = max(marker_epoch, mine[-1].producer_epoch if mine else -1)
+        if pepoch < current:
             return 47, -1   # INVALID_PRODUCER_EPOCH
         if not mine or pepoch > mine[-1].producer_epoch:
             return (0, -1) if seq == 0 else (45, -1)  # OUT_OF_ORDER_SEQUENCE_NUMBER
@@ -188,12 +205,14 @@ class PartitionLog:
             self._append_ms = leader._append_ms[:n]
         self.high_watermark = min(self.high_watermark, self.log_end_offset)
 
-    def read(self, offset: int, max_bytes: int) -> bytes:
-        """Whole committed batches from the one holding ``offset`` (at least one batch)."""
+    def read(self, offset: int, max_bytes: int, upto: int | None = None) -> bytes:
+        """Whole committed batches from the one holding ``offset`` (at least one batch), below
+        ``upto`` (the last stable offset for ``read_committed``; default the high watermark)."""
         i = bisect.bisect_right(self.batches, offset - 1, key=_LAST_OFFSET)
+        limit = self.high_watermark if upto is None else min(upto, self.high_watermark)
         out, size = [], 0
         for b in self.batches[i:]:
-            if b.last_offset >= self.high_watermark:
+            if b.last_offset >= limit:
                 break
             if out and size + len(b.data) > max_bytes:
                 break

@@ -100,6 +100,7 @@ class Gateway:
         self.groups: Any = None  # the group coordinator (gateway/groups), made on first use
         #: broker -> (process incarnation, its fetch session cache): gateway/fetch_sessions.py
         self.fetch_sessions: dict[int, tuple[int, Any]] = {}
+        self.txns: Any = None    # the transaction coordinator (gateway/txn), made on first use
 
     # ------------------------------------------------------------------ addresses
 
@@ -259,6 +260,8 @@ class Gateway:
                     self._advance_time()   # the simulation moves for the waits
                     if self.groups is not None:
                         self.groups.tick()  # sessions and rebalances whose time came
+                    if self.txns is not None:
+                        self.txns.tick()    # markers, expired transactions
                     self._serve_all()      # what became ready goes out now
                 except Exception as e:  # a bug or an invariant violation: stop, tell the test
                     self.failure = e

@@ -57,8 +57,11 @@ def _after_write(ctx: RequestContext, write: Write, answer: Any) -> Pending:
 
 def find_coordinator(ctx: RequestContext, req: Any) -> Any:
     keys = [req.key] if ctx.version < 4 else list(req.coordinator_keys)
+    if req.key_type == 1:  # a transactional id: the transaction coordinator (gateway/txn)
+        from ..txn.apis import find_coordinator as find_txn
+        return find_txn(ctx, req, keys, lambda found: _find_answer(ctx, found))
     coord = coordinator(ctx)
-    if req.key_type != 0:  # transactions (1) and share groups (2) are not served
+    if req.key_type != 0:  # share groups (2) are not served
         return _find_answer(ctx, [(k, -1, E.COORDINATOR_NOT_AVAILABLE) for k in keys])
     if coord.topic(ctx.node) is None and ctx.cluster.metadata.topic(OFFSETS_TOPIC) is None \
             and coord.creating is None:

@@ -62,6 +62,9 @@ class Shard:
     groups: dict[str, ClassicGroup] = field(default_factory=dict)
     offsets: dict[str, dict[tuple[str, int], tuple[int, int, str, int]]] = \
         field(default_factory=dict)
+    #: TxnOffsetCommit offsets waiting for their transaction's marker: pid -> group -> offsets
+    pending_txn: dict[int, dict[str, dict[tuple[str, int], tuple[int, int, str, int]]]] = \
+        field(default_factory=dict)
 
 
 class Write:
@@ -156,8 +159,9 @@ class GroupCoordinator:
     def _load(self, broker: int, topic_id: Any, partition: int, epoch: int) -> Shard:
         """Become coordinator of a partition: replay the broker's own replica of its log."""
         log = self.plane.log(broker, topic_id, partition)
-        offsets, groups = records.replay(b.data for b in log.batches)
-        shard = Shard(broker, partition, topic_id, epoch, offsets=offsets)
+        pending: dict = {}
+        offsets, groups = records.replay((b.data for b in log.batches), pending)
+        shard = Shard(broker, partition, topic_id, epoch, offsets=offsets, pending_txn=pending)
         now = self.session_now()
         for group_id, value in groups.items():
             g = ClassicGroup(group_id, generation=value.generation,
@@ -182,6 +186,18 @@ class GroupCoordinator:
         log.append([records.batch(recs, shard.leader_epoch, now)], shard.leader_epoch, now)
         self.plane.appended(shard.broker, shard.topic_id, shard.partition)
         return Write(self, shard, log.log_end_offset, on_commit)
+
+    def end_transaction(self, broker: int, partition: int, producer_id: int,
+                        commit: bool) -> None:
+        """A transaction marker reached ``__consumer_offsets-partition`` at ``broker``: the
+        producer's TxnOffsetCommit offsets become the group's (commit) or go (abort)."""
+        shard = self.shards.get((broker, partition))
+        if shard is None or not self.is_current(shard):
+            return  # a coordinator loading the partition later replays the marker
+        for group_id, offsets in shard.pending_txn.pop(producer_id, {}).items():
+            if commit:
+                shard.offsets.setdefault(group_id, {}).update(offsets)
+                shard.groups.setdefault(group_id, ClassicGroup(group_id))
 
     # ------------------------------------------------------------------ timers
 

@@ -58,14 +58,38 @@ def batch(records: list[Record], leader_epoch: int, now_ms: int) -> bytes:
                              timestamp_ms=now_ms, leader_epoch=leader_epoch).encode()
 
 
-def replay(raw_batches: Iterable[bytes]) -> tuple[dict, dict]:
+def replay(raw_batches: Iterable[bytes], pending: dict | None = None) -> tuple[dict, dict]:
     """(offsets, groups) from a partition's batches: offsets[group][(topic, partition)] =
     (offset, leader epoch, metadata, commit timestamp); groups[group] = GroupMetadataValue.
-    A tombstone removes; a later record replaces (as compaction keeps the last)."""
+    A tombstone removes; a later record replaces (as compaction keeps the last).
+
+    Offsets in a transactional batch (TxnOffsetCommit) count once the producer's commit marker
+    follows; those still waiting for a marker are left in ``pending`` (pid -> group -> offsets).
+    """
     offsets: dict[str, dict[tuple[str, int], tuple[int, int, str, int]]] = {}
     groups: dict[str, Any] = {}
+    waiting: dict[int, dict[str, dict]] = {} if pending is None else pending
     for raw in raw_batches:
         for _, b in iter_batches(raw):
+            if b.is_control:
+                done = waiting.pop(b.producer_id, {})
+                key = b.records[0].key if b.records else None
+                if key is not None and len(key) >= 4 and key[2:4] == b"\0\1":  # commit
+                    for group_id, mine in done.items():
+                        offsets.setdefault(group_id, {}).update(mine)
+                continue
+            if b.is_transactional:
+                for r in b.records:
+                    if r.key is None or r.value is None or \
+                            _TYPE.unpack_from(r.key, 0)[0] != OFFSET_COMMIT_TYPE:
+                        continue
+                    k = M.OffsetCommitKey.decode(r.key[2:], 0)
+                    (version,) = _TYPE.unpack_from(r.value, 0)
+                    v = M.OffsetCommitValue.decode(r.value[2:], version)
+                    waiting.setdefault(b.producer_id, {}).setdefault(k.group, {})[
+                        (k.topic, k.partition)] = (v.offset, v.leader_epoch, v.metadata,
+                                                   v.commit_timestamp)
+                continue
             for r in b.records:
                 if r.key is None or len(r.key) < 2:
                     continue
