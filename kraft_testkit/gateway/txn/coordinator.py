@@ -154,6 +154,7 @@ class TxnCoordinator:
         rec = (records.log_key(meta.transactional_id), records.log_value(new, version))
         log = self.plane.log(shard.broker, shard.topic_id, shard.partition)
         log.append([records.log_batch([rec], shard.leader_epoch, now)], shard.leader_epoch, now)
+        self.plane.appended(shard.broker, shard.topic_id, shard.partition)  # KIP-227 answers
         meta.pending = True
 
         def commit() -> None:

@@ -107,6 +107,7 @@ class MarkerWriter:
                                                  job.commit, job.coordinator_epoch, now)],
                            rep.leader_epoch, now)
                 end = log.log_end_offset
+                self.plane.appended(leader, topic.id, tp[1])  # KIP-227 answers carry it
                 self.markers_written += 1
                 self._tell_groups(leader, topic, tp[1], job)
             done = job.written[tp] = (leader, rep.leader_epoch, end)

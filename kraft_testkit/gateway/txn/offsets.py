@@ -76,6 +76,7 @@ def txn_offset_commit(ctx: RequestContext, req: Any) -> Any:
     log = coord.plane.log(shard.broker, shard.topic_id, shard.partition)
     log.append([records.offsets_batch(recs, req.producer_id, req.producer_epoch, now)],
                shard.leader_epoch, now)
+    coord.plane.appended(shard.broker, shard.topic_id, shard.partition)  # KIP-227 answers
 
     def pend() -> None:
         mine = shard.pending_txn.setdefault(req.producer_id, {}).setdefault(req.group_id, {})
