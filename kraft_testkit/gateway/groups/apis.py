@@ -15,9 +15,8 @@ from typing import Any
 from kraft_testkit.protocol import messages as M
 from kraft_testkit.protocol.error_codes import ErrorCode
 
-from .. import autojump
 from ..context import Pending, RequestContext
-from ..forwarding import ControllerCall
+from ..coordinator_lookup import locate
 from .coordinator import (
     GROUP_MAX_SESSION_TIMEOUT_MS,
     GROUP_MIN_SESSION_TIMEOUT_MS,
@@ -26,7 +25,6 @@ from .coordinator import (
     Shard,
     Write,
     joined_response,
-    partition_for,
 )
 from .group import COMPLETING, DEAD, EMPTY, PREPARING, STABLE, ClassicGroup, Member, Waiter
 
@@ -63,35 +61,7 @@ def find_coordinator(ctx: RequestContext, req: Any) -> Any:
     coord = coordinator(ctx)
     if req.key_type != 0:  # share groups (2) are not served
         return _find_answer(ctx, [(k, -1, E.COORDINATOR_NOT_AVAILABLE) for k in keys])
-    if coord.topic(ctx.node) is None and ctx.cluster.metadata.topic(OFFSETS_TOPIC) is None \
-            and coord.creating is None:
-        coord.creating = ControllerCall(ctx, coord.create_request(), None)
-
-    def located() -> list[tuple[str, int, int]]:
-        topic = coord.topic(ctx.node)
-        out = []
-        for k in keys:
-            leader = -1
-            if topic is not None:
-                leader = topic.partitions[partition_for(k, len(topic.partitions))].leader
-            ok = leader >= 0 and not autojump.down(ctx.cluster, leader) and \
-                coord.leads(leader, topic.id, partition_for(k, len(topic.partitions)))
-            out.append((k, leader if ok else -1, E.NONE if ok else E.COORDINATOR_NOT_AVAILABLE))
-        return out
-
-    def poll() -> Any:
-        if coord.creating is not None and coord.creating.poll() is not None:
-            coord.creating = None
-        found = located()
-        return _find_answer(ctx, found) if all(e == E.NONE for _, _, e in found) else None
-
-    found = poll() if ctx.cluster.broker(ctx.node) is not None else None
-    if found is not None:
-        return found
-    # the topic is being created, or a partition has no live leader yet: the client would ask
-    # again; stepping mode runs time for it (bounded as a Metadata wait)
-    return Pending(poll, lambda: _find_answer(ctx, located()),
-                   virtual_deadline_ms=ctx.now_ms + autojump.wait_bound_ms(ctx.cluster))
+    return locate(ctx, coord, OFFSETS_TOPIC, keys, lambda found: _find_answer(ctx, found))
 
 
 def _find_answer(ctx: RequestContext, found: list[tuple[str, int, int]]) -> Any:

@@ -22,7 +22,7 @@ from kraft_testkit.protocol.error_codes import ErrorCode
 
 from .. import autojump, producer_ids
 from ..context import Pending, RequestContext
-from ..forwarding import ControllerCall
+from ..coordinator_lookup import locate
 from ..groups.coordinator import partition_for
 from .coordinator import TxnCoordinator
 from .state import (
@@ -92,35 +92,7 @@ def _serve(ctx: RequestContext, attempt: Callable[[], Any], failed: Callable[[in
 def find_coordinator(ctx: RequestContext, req: Any, keys: list[str], answer: Any) -> Any:
     """The leader of each transactional id's ``__transaction_state`` partition; the topic is
     created on first use (``answer(found)`` builds the response)."""
-    coord = coordinator(ctx)
-    if coord.topic(ctx.node) is None and ctx.cluster.metadata.topic(TXN_TOPIC) is None \
-            and coord.creating is None:
-        coord.creating = ControllerCall(ctx, coord.create_request(), None)
-
-    def located() -> list[tuple[str, int, int]]:
-        topic = coord.topic(ctx.node)
-        out = []
-        for k in keys:
-            leader, ok = -1, False
-            if topic is not None:
-                p = partition_for(k, len(topic.partitions))
-                leader = topic.partitions[p].leader
-                ok = leader >= 0 and not autojump.down(ctx.cluster, leader) and \
-                    coord.leads(leader, topic.id, p)
-            out.append((k, leader if ok else -1, E.NONE if ok else E.COORDINATOR_NOT_AVAILABLE))
-        return out
-
-    def poll() -> Any:
-        if coord.creating is not None and coord.creating.poll() is not None:
-            coord.creating = None
-        found = located()
-        return answer(found) if all(e == E.NONE for _, _, e in found) else None
-
-    found = poll()
-    if found is not None:
-        return found
-    return Pending(poll, lambda: answer(located()),
-                   virtual_deadline_ms=ctx.now_ms + autojump.wait_bound_ms(ctx.cluster))
+    return locate(ctx, coordinator(ctx), TXN_TOPIC, keys, answer)
 
 
 # ------------------------------------------------------------------ InitProducerId
