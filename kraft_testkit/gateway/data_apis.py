@@ -25,7 +25,7 @@ from kraft_testkit.protocol.error_codes import ErrorCode
 from . import fetch_sessions
 from .context import Pending, RequestContext
 from .data_plane import CorruptBatch, split_batches
-from .txn import log_state
+from .txn import leader, log_state
 
 E = ErrorCode
 _PR, _FR = M.ProduceResponse, M.FetchResponse
@@ -110,9 +110,8 @@ def _image(ctx: RequestContext) -> Any:
 
 def produce(ctx: RequestContext, req: Any) -> Any:
     image = _image(ctx)
-    now = ctx.now_ms
     answers: dict[tuple[str, int], Any] = {}
-    waits: list[tuple[str, int, PartitionView, int, int]] = []
+    todo: list[tuple[str, int, PartitionView, list[bytes]]] = []
     for t in req.topic_data:
         topic = image.topics.by_name(t.name)
         for p in t.partition_data:
@@ -134,23 +133,32 @@ def produce(ctx: RequestContext, req: Any) -> Any:
             if code != E.NONE:
                 answers[(t.name, p.index)] = _produce_answer(ctx, view, code, -1)
                 continue
-            log = view.log
+            todo.append((t.name, p.index, view, batches))
+    waits: list[tuple[str, int, PartitionView, int, int]] = []
+    gate = _transaction_gate(ctx, req, todo, answers)
+
+    def append_all() -> None:
+        """Append what passed every check (``ReplicaManager#appendRecords``)."""
+        now = ctx.now_ms
+        for name, index, view, batches in todo:
+            if (name, index) in answers:
+                continue
+            fresh = PartitionView(ctx, view.topic, index)
+            code = fresh.error()
+            if code != E.NONE:           # leadership moved while the coordinator added it
+                answers[(name, index)] = _produce_answer(ctx, fresh, code, -1)
+                continue
+            log = fresh.log
             code, base = _idempotence(log, batches)
             if code != E.NONE:
-                answers[(t.name, p.index)] = _produce_answer(ctx, view, code, -1)
+                answers[(name, index)] = _produce_answer(ctx, fresh, code, -1)
                 continue
             if base < 0:
-                base = log.append(batches, view.rep.leader_epoch, now)
-                view.plane.appended(ctx.node, view.topic.id, view.partition)
+                base = log.append(batches, fresh.rep.leader_epoch, now)
+                fresh.plane.appended(ctx.node, fresh.topic.id, fresh.partition)
             if req.acks == -1:
-                waits.append((t.name, p.index, view, log.log_end_offset, view.rep.leader_epoch))
-            answers[(t.name, p.index)] = _produce_answer(ctx, view, E.NONE, base)
-    if req.acks == 0:
-        if any(a.error_code for a in answers.values()):
-            # Kafka's way to tell an acks=0 producer: close the connection
-            ctx.connection.close_after_write = True
-            ctx.gateway.log_line(f"node {ctx.node}: acks=0 produce failed; closing")
-        return None
+                waits.append((name, index, fresh, log.log_end_offset, fresh.rep.leader_epoch))
+            answers[(name, index)] = _produce_answer(ctx, fresh, E.NONE, base)
 
     def build() -> Any:
         by_topic: dict[str, list] = {}
@@ -159,10 +167,20 @@ def produce(ctx: RequestContext, req: Any) -> Any:
         return _PR(responses=tuple(_PR.TopicProduceResponse(name=n, partition_responses=tuple(a))
                                    for n, a in by_topic.items()), throttle_time_ms=0)
 
-    if not waits:
-        return build()
+    def acks_zero() -> Any:
+        if any(a.error_code for a in answers.values()):
+            # Kafka's way to tell an acks=0 producer: close the connection
+            ctx.connection.close_after_write = True
+            ctx.gateway.log_line(f"node {ctx.node}: acks=0 produce failed; closing")
+        return None
 
     def poll() -> Any:
+        if gate:
+            code = gate[0].poll()
+            if code is None:
+                return None
+            _gate_failed(ctx, todo, answers, code, gate.pop().partitions)
+            append_all()
         for name, index, view, end, epoch in list(waits):
             fresh = PartitionView(ctx, view.topic, index)
             if fresh.error() != E.NONE or fresh.rep.leader_epoch != epoch:
@@ -175,11 +193,73 @@ def produce(ctx: RequestContext, req: Any) -> Any:
         return build() if not waits else None
 
     def expire() -> Any:
+        if gate:
+            _gate_failed(ctx, todo, answers, gate[0].timeout_code(), gate[0].partitions)
         for name, index, view, _, _ in waits:
             answers[(name, index)] = _produce_answer(ctx, view, E.REQUEST_TIMED_OUT, -1)
         return build()
 
+    if not gate:
+        append_all()
+        if req.acks == 0:
+            return acks_zero()
+        if not waits:
+            return build()
+    else:
+        first = poll()
+        if first is not None:
+            return acks_zero() if req.acks == 0 else first
+        if req.acks == 0:   # no answer to wait for: an acks=0 append the coordinator held is lost
+            ctx.gateway.log_line(f"node {ctx.node}: acks=0 transactional produce dropped")
+            return None
     return Pending(poll, expire, virtual_deadline_ms=ctx.now_ms + max(req.timeout_ms, 0))
+
+
+def _transaction_gate(ctx: RequestContext, req: Any, todo: list, answers: dict) -> list:
+    """KIP-890 at the leader (:mod:`.txn.leader`): transactional batches whose transaction is not
+    open here are verified now (Produce v11 and older; failures answered in ``answers``) or
+    added by the coordinator first (v12: the one-element list holds that add)."""
+    tid = getattr(req, "transactional_id", None)
+    if not tid:
+        return []
+    need: set[tuple[str, int]] = set()
+    producer = None
+    for name, index, view, batches in todo:
+        got = leader.transactional(batches)
+        if got is None or leader.has_ongoing_transaction(view.log, *got):
+            continue
+        producer = got
+        need.add((name, index))
+    if producer is None:
+        return []
+    if leader.operation(ctx.version) == leader.ADD_PARTITION:
+        return [_GateAdd(leader.add(ctx, tid, *producer, need), need)]
+    for tp, code in leader.verify(ctx, tid, *producer, need).items():
+        if code:
+            view = next(v for n, i, v, _ in todo if (n, i) == tp)
+            answers[tp] = _produce_answer(ctx, view, code, -1)
+    return []
+
+
+class _GateAdd:
+    def __init__(self, op: Any, partitions: set[tuple[str, int]]) -> None:
+        self.op, self.partitions = op, partitions
+
+    def poll(self) -> Any:
+        return self.op.poll()
+
+    def timeout_code(self) -> int:
+        return self.op.timeout_code()
+
+
+def _gate_failed(ctx: RequestContext, todo: list, answers: dict, code: int,
+                 partitions: set[tuple[str, int]]) -> None:
+    """The implicit add failed: its partitions answer ``code`` (none of them is appended)."""
+    if not code:
+        return
+    for name, index, view, _ in todo:
+        if (name, index) in partitions and (name, index) not in answers:
+            answers[(name, index)] = _produce_answer(ctx, view, code, -1)
 
 
 def _idempotence(log: Any, batches: list[bytes]) -> tuple[int, int]:

@@ -159,7 +159,8 @@ class TxnCoordinator:
 
         def commit() -> None:
             for name in ("producer_id", "producer_epoch", "prev_producer_id", "timeout_ms",
-                         "state", "partitions", "start_ms", "update_ms", "client_tv"):
+                         "state", "partitions", "start_ms", "update_ms", "client_tv",
+                         "last_producer_epoch", "next_producer_id"):
                 setattr(meta, name, getattr(new, name))
             meta.pending = False
             if then is not None:
@@ -170,17 +171,35 @@ class TxnCoordinator:
         return write
 
     def end(self, shard: TxnShard, meta: TxnMeta, commit: bool, epoch: int,
-            client_tv: int) -> Write:
-        """Ongoing -> Prepare{Commit,Abort} at ``epoch``; markers once it is written."""
+            client_tv: int, next_producer_id: int = -1, start_ms: int | None = None) -> Write:
+        """Ongoing -> Prepare{Commit,Abort} at ``epoch``; markers once it is written. A TV2 end
+        (``TransactionMetadata#prepareAbortOrCommit`` with epoch bump) passes the bumped epoch,
+        remembers the one the client had, and the next producer id when it exhausts the epoch."""
         new = meta.copy(state=PREPARE_COMMIT if commit else PREPARE_ABORT, producer_epoch=epoch,
-                        client_tv=client_tv)
+                        client_tv=client_tv, next_producer_id=next_producer_id)
+        if client_tv >= 2:
+            new.last_producer_epoch = meta.producer_epoch
+        if start_ms is not None:     # TV2 abort with no partition added: start = now
+            new.start_ms = start_ms
         return self.transit(shard, meta, new, lambda: self.markers.start(shard, meta))
 
     def complete(self, shard: TxnShard, meta: TxnMeta) -> None:
-        """Every marker is written: Prepare* -> Complete*, partitions cleared."""
+        """Every marker is written: Prepare* -> Complete*, partitions cleared
+        (``TransactionMetadata#prepareComplete``: a TV2 end that exhausted the epoch moves to
+        the next producer id at epoch 0)."""
         state = COMPLETE_COMMIT if meta.state == PREPARE_COMMIT else COMPLETE_ABORT
-        new = meta.copy(state=state, partitions=set())
+        new = meta.copy(state=state, partitions=set(), next_producer_id=-1)
+        if meta.client_tv >= 2 and meta.next_producer_id >= 0:
+            new.prev_producer_id, new.producer_id = meta.producer_id, meta.next_producer_id
+            new.producer_epoch = 0
         self.transit(shard, meta, new)
+
+    def after_end(self, meta: TxnMeta) -> tuple[int, int]:
+        """The producer id and epoch an EndTxn answers once Prepare* is written: those Complete*
+        will hold (the next producer id at epoch 0 after a TV2 overflow)."""
+        if meta.client_tv >= 2 and meta.next_producer_id >= 0:
+            return meta.next_producer_id, 0
+        return meta.producer_id, meta.producer_epoch
 
     # ------------------------------------------------------------------ timers
 
