@@ -10,6 +10,7 @@ from kraft_testkit.protocol import messages as M
 from . import cluster_apis, data_apis, delete_records, legacy_configs, local_reads, sasl
 from .groups import apis as group_apis
 from .groups import offset_apis
+from .txn import admin as txn_admin
 from .txn import apis as txn_apis
 from .txn import offsets as txn_offsets
 from .context import RequestContext
@@ -51,7 +52,7 @@ KAFKA_LISTENERS: dict[int, frozenset[str]] = {
     45: _BC, 46: _BC, 48: _B, 49: _BC, 50: _BC, 51: _BC, 55: _BC, 57: _BC, 60: _BC, 64: _BC,
     73: _C, 80: _BC, 81: _BC,
     21: _B, 8: _B, 9: _B, 10: _B, 11: _B, 12: _B, 13: _B, 14: _B, 15: _B, 16: _B, 42: _B, 47: _B,
-    24: _B, 25: _B, 26: _B, 28: _B,
+    24: _B, 25: _B, 26: _B, 28: _B, 27: _B, 65: _B, 66: _B,
 }
 
 BROKER_HANDLERS: dict[type, Handler] = dict(_COMMON)
@@ -79,6 +80,9 @@ BROKER_HANDLERS.update({
     M.AddOffsetsToTxnRequest: txn_apis.add_offsets_to_txn,
     M.EndTxnRequest: txn_apis.end_txn,
     M.TxnOffsetCommitRequest: txn_offsets.txn_offset_commit,
+    M.WriteTxnMarkersRequest: txn_admin.write_txn_markers,
+    M.DescribeTransactionsRequest: txn_admin.describe_transactions,
+    M.ListTransactionsRequest: txn_admin.list_transactions,
 })
 CONTROLLER_HANDLERS: dict[type, Handler] = dict(_COMMON)
 

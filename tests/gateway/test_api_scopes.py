@@ -12,9 +12,9 @@ from kraft_testkit.protocol import rpc
 
 #: what the kit's listeners serve, checked by hand against Kafka's request schemas
 BROKER_KEYS = {0, 1, 2, 3, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25,
-               26, 28, 29, 30, 31,
+               26, 27, 28, 29, 30, 31,
                32, 33, 35, 36, 37, 38, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 55, 57, 60, 64,
-               80, 81}
+               65, 66, 80, 81}
 CONTROLLER_KEYS = {17, 18, 19, 20, 29, 30, 31, 32, 33, 36, 37, 38, 43, 44, 45, 46, 49, 50, 51,
                    55, 57, 60, 64, 73, 80, 81}
 

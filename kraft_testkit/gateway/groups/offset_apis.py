@@ -101,7 +101,8 @@ def offset_fetch(ctx: RequestContext, req: Any) -> Any:
     if ctx.version < 8:
         wanted = None if req.topics is None else [(t.name, list(t.partition_indexes))
                                                   for t in req.topics]
-        code, topics = _fetch_group(ctx, coord, req.group_id, wanted)
+        code, topics = _fetch_group(ctx, coord, req.group_id, wanted,
+                                    ctx.version >= 7 and req.require_stable)
         if code and ctx.version < 2:  # v1 has no top-level error: every partition carries it
             topics = [(n, [(i, -1, -1, "", code) for i in parts]) for n, parts in (wanted or [])]
         return R(throttle_time_ms=0, error_code=code, topics=tuple(
@@ -114,7 +115,7 @@ def offset_fetch(ctx: RequestContext, req: Any) -> Any:
     for g in req.groups:
         wanted = None if g.topics is None else [(t.name, list(t.partition_indexes))
                                                 for t in g.topics]
-        code, topics = _fetch_group(ctx, coord, g.group_id, wanted)
+        code, topics = _fetch_group(ctx, coord, g.group_id, wanted, req.require_stable)
         groups.append(R.OffsetFetchResponseGroup(group_id=g.group_id, error_code=code, topics=tuple(
             R.OffsetFetchResponseTopics(name=n, partitions=tuple(
                 R.OffsetFetchResponsePartitions(partition_index=i, committed_offset=o,
@@ -125,11 +126,19 @@ def offset_fetch(ctx: RequestContext, req: Any) -> Any:
 
 
 def _fetch_group(ctx: RequestContext, coord: Any, group_id: str,
-                 wanted: list[tuple[str, list[int]]] | None) -> tuple[int, list]:
+                 wanted: list[tuple[str, list[int]]] | None,
+                 require_stable: bool = False) -> tuple[int, list]:
+    """One group's committed offsets; with ``require_stable`` (v7+) a partition a transaction
+    holds offsets for is UNSTABLE_OFFSET_COMMIT until its marker (``OffsetMetadataManager#
+    fetchOffsets`` / ``#fetchAllOffsets``)."""
     shard, code = coord.shard_for(ctx.node, group_id)
     if shard is None:
         return code, []
     offsets = shard.offsets.get(group_id, {})
+    unstable: set[tuple[str, int]] = set()
+    if require_stable:
+        for by_group in shard.pending_txn.values():
+            unstable.update(by_group.get(group_id, ()))
     if wanted is None:
         by_topic: dict[str, list[int]] = {}
         for topic, partition in sorted(offsets):
@@ -139,6 +148,9 @@ def _fetch_group(ctx: RequestContext, coord: Any, group_id: str,
     for name, parts in wanted:
         rows = []
         for i in parts:
+            if (name, i) in unstable:
+                rows.append((i, -1, -1, "", E.UNSTABLE_OFFSET_COMMIT))
+                continue
             o, e, m, _ = offsets.get((name, i), (-1, -1, "", -1))
             rows.append((i, o, e, m, E.NONE))
         out.append((name, rows))
