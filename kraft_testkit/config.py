@@ -58,6 +58,10 @@ class NodeConfig:
     transaction_state_log_num_partitions: int = 50
     transaction_state_log_replication_factor: int = 3
     transaction_max_timeout_ms: int = 900_000
+    # KIP-848 consumer groups (the gateway's group coordinator)
+    group_consumer_session_timeout_ms: int = 45_000
+    group_consumer_heartbeat_interval_ms: int = 5_000
+    group_consumer_assignors: str = "uniform,range"
 
     @classmethod
     def from_kafka(cls, overrides: Mapping[str, object] | None = None, *,
@@ -72,7 +76,8 @@ class NodeConfig:
                 raise ConfigError(f"unknown configuration key {key!r}; known keys: "
                                   f"{', '.join(sorted(KEYS))}")
             attr, kind, low = spec
-            values[attr] = _bool(key, raw) if kind is bool else _int(key, raw, low)
+            values[attr] = _bool(key, raw) if kind is bool else _str(key, raw) if kind is str \
+                else _int(key, raw, low)
         if "broker_heartbeat_timeout_ms" in values and not values.get(
                 "broker_self_fencing", base.broker_self_fencing):
             raise ConfigError(
@@ -90,7 +95,8 @@ class NodeConfig:
     def validate(self) -> None:
         for key, (attr, kind, low) in KEYS.items():
             value = getattr(self, attr)
-            _bool(key, value) if kind is bool else _int(key, value, low)
+            _bool(key, value) if kind is bool else _str(key, value) if kind is str \
+                else _int(key, value, low)
         if self.broker_heartbeat_timeout_ms <= self.broker_session_timeout_ms:
             raise ConfigError(
                 f"broker.heartbeat.timeout.ms ({self.broker_heartbeat_timeout_ms}) must be greater "
@@ -100,6 +106,15 @@ class NodeConfig:
             raise ConfigError(
                 f"broker.heartbeat.interval.ms ({self.broker_heartbeat_interval_ms}) must be less "
                 f"than broker.session.timeout.ms ({self.broker_session_timeout_ms})")
+        if self.group_consumer_heartbeat_interval_ms >= self.group_consumer_session_timeout_ms:
+            raise ConfigError(  # Kafka's GroupCoordinatorConfig requires the same
+                "group.consumer.heartbeat.interval.ms must be less than "
+                "group.consumer.session.timeout.ms")
+        unknown = [n.strip() for n in self.group_consumer_assignors.split(",")
+                   if n.strip() and n.strip() not in ("uniform", "range")]
+        if unknown or not self.group_consumer_assignors.strip():
+            raise ConfigError(f"group.consumer.assignors names the kit's server assignors "
+                              f"(uniform, range), got {self.group_consumer_assignors!r}")
 
     def to_kafka(self) -> dict[str, object]:
         return {key: getattr(self, attr) for key, (attr, _, _) in KEYS.items()}
@@ -136,6 +151,9 @@ KEYS: dict[str, tuple[str, type, int]] = {
     "transaction.state.log.replication.factor": ("transaction_state_log_replication_factor",
                                                  int, 1),
     "transaction.max.timeout.ms": ("transaction_max_timeout_ms", int, 1),
+    "group.consumer.session.timeout.ms": ("group_consumer_session_timeout_ms", int, 1),
+    "group.consumer.heartbeat.interval.ms": ("group_consumer_heartbeat_interval_ms", int, 1),
+    "group.consumer.assignors": ("group_consumer_assignors", str, 0),
 }
 assert {a for a, _, _ in KEYS.values()} == {f.name for f in fields(NodeConfig)}
 
@@ -147,6 +165,14 @@ def _int(key: str, raw: object, low: int) -> int:
     if type(value) is not int or not low <= value <= _INT_MAX:
         raise ConfigError(f"{key} must be an integer in [{low}, {_INT_MAX}], got {raw!r}")
     return value
+
+
+def _str(key: str, raw: object) -> str:
+    if isinstance(raw, (list, tuple)):
+        raw = ",".join(str(v) for v in raw)
+    if not isinstance(raw, str):
+        raise ConfigError(f"{key} must be a string, got {raw!r}")
+    return raw
 
 
 def _bool(key: str, raw: object) -> bool:

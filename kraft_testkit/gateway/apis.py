@@ -11,6 +11,7 @@ from . import cluster_apis, data_apis, delete_records, legacy_configs, local_rea
 from .groups import apis as group_apis
 from .groups import offset_apis
 from .txn import admin as txn_admin
+from .groups.consumer import apis as consumer_group_apis
 from .txn import apis as txn_apis
 from .txn import offsets as txn_offsets
 from .context import RequestContext
@@ -52,7 +53,7 @@ KAFKA_LISTENERS: dict[int, frozenset[str]] = {
     45: _BC, 46: _BC, 48: _B, 49: _BC, 50: _BC, 51: _BC, 55: _BC, 57: _BC, 60: _BC, 64: _BC,
     73: _C, 80: _BC, 81: _BC,
     21: _B, 8: _B, 9: _B, 10: _B, 11: _B, 12: _B, 13: _B, 14: _B, 15: _B, 16: _B, 42: _B, 47: _B,
-    24: _B, 25: _B, 26: _B, 28: _B, 27: _B, 65: _B, 66: _B,
+    24: _B, 25: _B, 26: _B, 28: _B, 27: _B, 65: _B, 66: _B, 68: _B, 69: _B,
 }
 
 BROKER_HANDLERS: dict[type, Handler] = dict(_COMMON)
@@ -83,6 +84,8 @@ BROKER_HANDLERS.update({
     M.WriteTxnMarkersRequest: txn_admin.write_txn_markers,
     M.DescribeTransactionsRequest: txn_admin.describe_transactions,
     M.ListTransactionsRequest: txn_admin.list_transactions,
+    M.ConsumerGroupHeartbeatRequest: consumer_group_apis.consumer_group_heartbeat,
+    M.ConsumerGroupDescribeRequest: consumer_group_apis.consumer_group_describe,
 })
 CONTROLLER_HANDLERS: dict[type, Handler] = dict(_COMMON)
 

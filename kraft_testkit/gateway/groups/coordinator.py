@@ -65,6 +65,8 @@ class Shard:
     #: TxnOffsetCommit offsets waiting for their transaction's marker: pid -> group -> offsets
     pending_txn: dict[int, dict[str, dict[tuple[str, int], tuple[int, int, str, int]]]] = \
         field(default_factory=dict)
+    #: KIP-848 consumer groups (groups/consumer): group id -> ConsumerGroup
+    consumer_groups: dict[str, Any] = field(default_factory=dict)
 
 
 class Write:
@@ -99,6 +101,8 @@ class GroupCoordinator:
         self.shards: dict[tuple[int, int], Shard] = {}
         self._member_ids = RngTree(self.cluster.seed).child("gateway", "member-id")
         self.creating: Any = None   # the CreateTopics call for __consumer_offsets, once sent
+        from .consumer.manager import ConsumerGroupManager
+        self.consumer = ConsumerGroupManager(self)
 
     # ------------------------------------------------------------------ configuration
 
@@ -114,6 +118,10 @@ class GroupCoordinator:
 
     def session_now(self) -> int:
         return self.cluster.now_ms - self.gateway.autojumped_ms
+
+    def random_bits(self, bits: int) -> int:
+        """Seeded randomness for member ids (a v0 ConsumerGroupHeartbeat without one)."""
+        return self._member_ids.getrandbits(bits)
 
     def new_member_id(self, client_id: str | None) -> str:
         """``clientId-<uuid>`` as Kafka names members, the uuid from the cluster's seed."""
@@ -175,8 +183,14 @@ class GroupCoordinator:
                     last_seen=now)
             g.state = STABLE if g.members else EMPTY
             shard.groups[group_id] = g
+        from .consumer import records as consumer_records
+        for rec in records.consumer_records(b.data for b in log.batches):
+            consumer_records.apply(shard.consumer_groups, rec)
         for group_id in offsets:
             shard.groups.setdefault(group_id, ClassicGroup(group_id))
+        for group_id in shard.consumer_groups:
+            shard.groups.pop(group_id, None)
+        self.consumer.loaded(shard, now)
         self.shards[(broker, partition)] = shard
         return shard
 
@@ -212,6 +226,10 @@ class GroupCoordinator:
                 self._expire_members(shard, group, now)
                 if group.ready_to_complete(now, virtual_now):
                     self.complete_join(shard, group)
+            if shard.consumer_groups:
+                fenced = self.consumer.expired(shard, now)
+                if fenced:
+                    self.write(shard, fenced)
 
     def _expire_members(self, shard: Shard, group: ClassicGroup, now: int) -> None:
         if group.state == EMPTY:
@@ -286,6 +304,7 @@ class GroupCoordinator:
         for (b, _), shard in sorted(self.shards.items(), key=lambda kv: kv[0]):
             if b == broker and self.is_current(shard):
                 out.extend(shard.groups.values())
+                out.extend(shard.consumer_groups.values())
         return out
 
     def create_request(self) -> Any:

@@ -15,6 +15,7 @@ from kraft_testkit.protocol.error_codes import ErrorCode
 from ..context import RequestContext
 from . import records
 from .apis import _after_write, coordinator
+from .consumer.apis import commit_error, fetch_error
 from .coordinator import OFFSET_METADATA_MAX_BYTES
 from .group import COMPLETING, DEAD, EMPTY, STABLE, ClassicGroup
 
@@ -46,7 +47,12 @@ def offset_commit(ctx: RequestContext, req: Any) -> Any:
     group = shard.groups.get(req.group_id)
     generation, member_id = req.generation_id_or_member_epoch, req.member_id
     simple = generation < 0 and not member_id
-    if simple:
+    consumer_group = shard.consumer_groups.get(req.group_id)
+    if consumer_group is not None:  # KIP-848: member epochs (groups/consumer/apis.py)
+        code = commit_error(consumer_group, member_id, generation, ctx.version)
+        if code:
+            return all_failed(code)
+    elif simple:
         if group is not None and group.members:
             return all_failed(E.UNKNOWN_MEMBER_ID)
     elif group is None:
@@ -81,7 +87,7 @@ def offset_commit(ctx: RequestContext, req: Any) -> Any:
                     p.committed_offset, p.committed_leader_epoch, metadata, now)))
     if not recs:
         return answer(codes)
-    if group is None:
+    if group is None and consumer_group is None:
         group = shard.groups[req.group_id] = ClassicGroup(req.group_id)
 
     def apply() -> None:
@@ -115,7 +121,9 @@ def offset_fetch(ctx: RequestContext, req: Any) -> Any:
     for g in req.groups:
         wanted = None if g.topics is None else [(t.name, list(t.partition_indexes))
                                                 for t in g.topics]
-        code, topics = _fetch_group(ctx, coord, g.group_id, wanted, req.require_stable)
+        member = (g.member_id, g.member_epoch) if ctx.version >= 9 else None
+        code, topics = _fetch_group(ctx, coord, g.group_id, wanted, req.require_stable,
+                                    member)
         groups.append(R.OffsetFetchResponseGroup(group_id=g.group_id, error_code=code, topics=tuple(
             R.OffsetFetchResponseTopics(name=n, partitions=tuple(
                 R.OffsetFetchResponsePartitions(partition_index=i, committed_offset=o,
@@ -127,13 +135,20 @@ def offset_fetch(ctx: RequestContext, req: Any) -> Any:
 
 def _fetch_group(ctx: RequestContext, coord: Any, group_id: str,
                  wanted: list[tuple[str, list[int]]] | None,
-                 require_stable: bool = False) -> tuple[int, list]:
+                 require_stable: bool = False,
+                 member: tuple[str | None, int] | None = None) -> tuple[int, list]:
     """One group's committed offsets; with ``require_stable`` (v7+) a partition a transaction
     holds offsets for is UNSTABLE_OFFSET_COMMIT until its marker (``OffsetMetadataManager#
-    fetchOffsets`` / ``#fetchAllOffsets``)."""
+    fetchOffsets`` / ``#fetchAllOffsets``); ``member`` (v9: id, epoch) is checked against a
+    consumer group (``ConsumerGroup#validateOffsetFetch``)."""
     shard, code = coord.shard_for(ctx.node, group_id)
     if shard is None:
         return code, []
+    consumer_group = shard.consumer_groups.get(group_id)
+    if consumer_group is not None and member is not None:
+        code = fetch_error(consumer_group, *member)
+        if code:
+            return code, []
     offsets = shard.offsets.get(group_id, {})
     unstable: set[tuple[str, int]] = set()
     if require_stable:
@@ -162,12 +177,11 @@ def list_groups(ctx: RequestContext, req: Any) -> Any:
     coord = coordinator(ctx)
     states = {s.lower() for s in (req.states_filter or ())}
     types = {t.lower() for t in (req.types_filter or ())}
-    if types and "classic" not in types:
-        return R(throttle_time_ms=0, error_code=0, groups=())
     return R(throttle_time_ms=0, error_code=0, groups=tuple(
         R.ListedGroup(group_id=g.group_id, protocol_type=g.protocol_type or "",
-                      group_state=g.state, group_type="classic")
-        for g in coord.groups_here(ctx.node) if not states or g.state.lower() in states))
+                      group_state=g.state, group_type=getattr(g, "type", "classic"))
+        for g in coord.groups_here(ctx.node) if (not states or g.state.lower() in states)
+        and (not types or getattr(g, "type", "classic") in types)))
 
 
 def describe_groups(ctx: RequestContext, req: Any) -> Any:
@@ -180,6 +194,13 @@ def describe_groups(ctx: RequestContext, req: Any) -> Any:
         if shard is None:
             out.append(R.DescribedGroup(error_code=code, group_id=group_id, group_state="",
                                         protocol_type="", protocol_data="", members=()))
+        elif group_id in shard.consumer_groups:  # Kafka's classicGroup(): not a classic group
+            v6 = ctx.version >= 6
+            out.append(R.DescribedGroup(
+                error_code=E.GROUP_ID_NOT_FOUND if v6 else E.NONE,
+                error_message=f"Group {group_id} is not a classic group." if v6 else None,
+                group_id=group_id, group_state=DEAD, protocol_type="", protocol_data="",
+                members=()))
         elif group is None:
             missing = ctx.version >= 6
             out.append(R.DescribedGroup(

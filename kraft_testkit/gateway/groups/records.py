@@ -113,3 +113,17 @@ def replay(raw_batches: Iterable[bytes], pending: dict | None = None) -> tuple[d
                     (version,) = _TYPE.unpack_from(r.value, 0)
                     groups[k.group] = M.GroupMetadataValue.decode(r.value[2:], version)
     return offsets, groups
+
+
+def consumer_records(raw_batches: Iterable[bytes]) -> list[Record]:
+    """The KIP-848 consumer group records (types 3-8) of a partition's batches, in log order."""
+    out: list[Record] = []
+    for raw in raw_batches:
+        for _, b in iter_batches(raw):
+            if b.is_control or b.is_transactional:
+                continue
+            for r in b.records:
+                if r.key is not None and len(r.key) >= 2 and \
+                        3 <= _TYPE.unpack_from(r.key, 0)[0] <= 8:
+                    out.append((bytes(r.key), None if r.value is None else bytes(r.value)))
+    return out
