@@ -4,7 +4,8 @@ each partition's sorted replica racks) and ``Utils#computeGroupHash`` over the t
 order. A change (new partitions, a topic created or deleted) bumps the group epoch.
 
 The byte streams are Kafka's (hash4j's ``HashStream64``: little-endian numbers, a string as its
-UTF-16 code units then its length); the 64-bit hash over them is XXH3 (``xxh3.py``).
+UTF-16 code units then its length); the 64-bit hash over them is XXH3-64 with seed 0 (the ``xxhash`` package's
+``xxh3_64_intdigest``, the same function as hash4j's ``Hashing.xxh3_64()``).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 import struct
 from typing import Any
 
-from .xxh3 import xxh3_64
+from xxhash import xxh3_64_intdigest as xxh3_64
 
 TOPIC_HASH_MAGIC_BYTE = 0
 
