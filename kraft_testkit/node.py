@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from .broker.lifecycle import APPROVED_SHUTDOWN
 from .broker.logic import BrokerLogic
+from .broker.state import BrokerState
 from .broker.metadata_view import DEFAULT_LISTENER
 from .broker.node import MetadataListener
 from .config import NodeConfig
@@ -115,6 +116,9 @@ def local_replicas_on_disk(disk: DiskView) -> list[tuple[Uuid, str, int]]:
         if partition.isdigit() and "topic_id" in fields:
             found.append((Uuid.parse(fields["topic_id"]), topic, int(partition)))
     return sorted(found, key=lambda r: (r[1], r[2]))
+
+
+_NONE: list = []  # no disk op (read only: callers add it to their own lists)
 
 
 class ControllerRegistrar:
@@ -309,17 +313,20 @@ class KraftNode:
         """Kafka's clean-shutdown file: written once the broker finished a controlled shutdown
         (its next incarnation sends that epoch as PreviousBrokerEpoch and may register at once),
         deleted once the next incarnation runs."""
-        state = self.logic.state.name  # type: ignore[union-attr]
-        if state == "SHUTTING_DOWN" and not self._clean_shutdown_file and \
-                self.logic.shutdown_reason == APPROVED_SHUTDOWN:
+        logic = self.logic
+        # asked after every event of a broker: the state compared as the enum, not by name
+        state = logic.state  # type: ignore[union-attr]
+        if self._clean_shutdown_file:
+            if state is BrokerState.RUNNING:
+                self._clean_shutdown_file = False
+                return [Delete(CLEAN_SHUTDOWN)]
+        elif state is BrokerState.SHUTTING_DOWN and \
+                logic.shutdown_reason == APPROVED_SHUTDOWN:  # type: ignore[union-attr]
             self._clean_shutdown_file = True
-            epoch = self.logic.broker_epoch
+            epoch = logic.broker_epoch  # type: ignore[union-attr]
             return [Replace(CLEAN_SHUTDOWN,
                             f'{{"version":0,"brokerEpoch":{epoch}}}'.encode())]
-        if state == "RUNNING" and self._clean_shutdown_file:
-            self._clean_shutdown_file = False
-            return [Delete(CLEAN_SHUTDOWN)]
-        return []
+        return _NONE
 
     def _replica_dirs(self) -> list:
         """Disk ops that make the replica directories match the replicas the broker hosts."""
@@ -343,50 +350,60 @@ class KraftNode:
         return ops
 
     def _finish(self, first: Effects | None, now_ms: int) -> Effects | None:
-        effects = [first] if first is not None else []
+        # after every event of the node: no list of effects, and each part only when present
+        # (the same merge, in the same order: the event's own effects, the poll's, the logic's)
+        controller = self.controller
         wake = NEVER
-        if self.controller is not None:
-            wake = self.controller.next_wakeup(now_ms)  # may append (NoOps, fencing, bootstrap)
+        if controller is not None:
+            wake = controller.next_wakeup(now_ms)  # may append (NoOps, fencing, bootstrap)
         second = self.raft.poll(now_ms)
-        if second is not None:
-            effects.append(second)
+        logic = self.logic
+        pending = self._pending
         lst = self.listener
-        if lst is not None and self.logic is not None:
+        if lst is not None and logic is not None:
             if lst.leader_changed:
                 lst.leader_changed = False
-                self._pending.append(self.logic.on_leader_change(lst.leader[0], lst.leader[1],
-                                                                 now_ms))
+                pending.append(logic.on_leader_change(lst.leader[0], lst.leader[1], now_ms))
             if lst.image_changed:
                 lst.image_changed = False
-                self._pending.append(self.logic.on_metadata(lst.image, now_ms))
+                pending.append(logic.on_metadata(lst.image, now_ms))
         writes: list = []
         sends: list = []
         sync = False
-        for e in effects:
-            writes += e.writes
-            sends += e.sends
-            sync = sync or e.sync
-            if e.timer_ms is not None:
-                self._raft_wake = e.timer_ms
-        for e in self._pending:
-            if e is None:
-                continue
-            sends += e.sends
-            if e.timer_ms is not None:
-                self._logic_wake = e.timer_ms
-        self._pending.clear()
-        if self.logic is not None:
-            writes += self._replica_dirs()
+        if first is not None:
+            writes += first.writes
+            sends += first.sends
+            sync = first.sync
+            if first.timer_ms is not None:
+                self._raft_wake = first.timer_ms
+        if second is not None:
+            writes += second.writes
+            sends += second.sends
+            sync = sync or second.sync
+            if second.timer_ms is not None:
+                self._raft_wake = second.timer_ms
+        if pending:
+            for e in pending:
+                if e is None:
+                    continue
+                sends += e.sends
+                if e.timer_ms is not None:
+                    self._logic_wake = e.timer_ms
+            pending.clear()
+        if logic is not None:
+            if logic.replicas.dir_changes:
+                writes += self._replica_dirs()
             clean = self._clean_shutdown()
             if clean:
                 writes += clean
                 sync = True
-        if self.controller is not None:
-            sends += self.controller.take_sends()
-            sends += self.registrar.poll(self.controller.committed, self.raft.leader_id, now_ms)
-            if self.registrar._in_flight is not None and \
-                    self.controller.committed.cluster.controller(self.node_id) is None:
-                wake = min(wake, self.registrar._in_flight[1] + ControllerRegistrar.RETRY_MS)
+        if controller is not None:
+            sends += controller.take_sends()
+            registrar = self.registrar
+            sends += registrar.poll(controller.committed, self.raft.leader_id, now_ms)
+            if registrar._in_flight is not None and \
+                    controller.committed.cluster.controller(self.node_id) is None:
+                wake = min(wake, registrar._in_flight[1] + ControllerRegistrar.RETRY_MS)
         timer = min(self._raft_wake, self._logic_wake, wake)
         new_timer = None
         if timer != self._wake:

@@ -81,8 +81,8 @@ class Message(tuple):
     def __eq__(self, other: object) -> bool:
         return type(self) is type(other) and tuple.__eq__(self, other)
 
-    def __ne__(self, other: object) -> bool:
-        return not self.__eq__(other)
+    def __ne__(self, other: object) -> bool:  # __eq__ inline: encoders compare to defaults
+        return type(self) is not type(other) or not tuple.__eq__(self, other)
 
     __hash__ = tuple.__hash__
 

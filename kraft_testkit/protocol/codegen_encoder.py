@@ -48,7 +48,7 @@ def _gen_encoder(cls: type[Message], v: int, ns: dict) -> str:
                 continue
             flush_run()
             d = s.const(cls._defaults[i], "d")
-            s(f"if o[{i}] != {d}: raise _UVE('{cls.__name__}.{f.name} is not supported in "
+            s(f"if {_differs(cls._defaults[i], f'o[{i}]', d)}: raise _UVE('{cls.__name__}.{f.name} is not supported in "
               f"version {v} (it is in {f.versions})')")
             continue
         if flex and v in f.tagged:
@@ -70,7 +70,7 @@ def _gen_encoder(cls: type[Message], v: int, ns: dict) -> str:
             s("_tf = list(o[-1])")
             for tag, f, i in sorted(tagged, key=lambda t: t[0]):
                 d = s.const(cls._defaults[i], "d")
-                s(f"if o[{i}] != {d}:")
+                s(f"if {_differs(cls._defaults[i], f'o[{i}]', d)}:")
                 s.depth += 1
                 s(f"_i = {i}")
                 s("_outer = out")
@@ -111,6 +111,14 @@ def _gen_encoder(cls: type[Message], v: int, ns: dict) -> str:
     )
 
 
+def _differs(default: object, x: str, d: str) -> str:
+    """The test that a value is not its field's default: a struct left at its default is that
+    very object, so identity answers first (a struct's ``!=`` is a Python call)."""
+    if isinstance(default, tuple):
+        return f"{x} is not {d} and {x} != {d}"
+    return f"{x} != {d}"
+
+
 def _emit_compact_len(s: _Src, x: str) -> None:
     """A compact array's or string's length + 1 as a uvarint: below 128 that is one byte, the
     value itself (appended, no call); larger ones through uvarint_bytes."""
@@ -121,12 +129,25 @@ def _emit_compact_len(s: _Src, x: str) -> None:
 
 
 def _write_tags(out: bytearray, tags: list) -> None:
-    if len(tags) > 1:
+    """The tagged fields: their count, then tag, size and bytes each, as uvarints (a value
+    below 128 is its own byte, appended without a call: nearly every tag and size)."""
+    n = len(tags)
+    if n > 1:
         tags.sort(key=itemgetter(0))
-    out += P.uvarint_bytes(len(tags))
+    if n < 128:
+        out.append(n)
+    else:
+        out += P.uvarint_bytes(n)
     for tag, data in tags:
-        out += P.uvarint_bytes(tag)
-        out += P.uvarint_bytes(len(data))
+        if 0 <= tag < 128:
+            out.append(tag)
+        else:
+            out += P.uvarint_bytes(tag)
+        size = len(data)
+        if size < 128:
+            out.append(size)
+        else:
+            out += P.uvarint_bytes(size)
         out += data
 
 
