@@ -119,3 +119,47 @@ def test_tv1_produce_to_a_partition_not_in_the_transaction_is_refused():
         assert w.end(True, version=3).error_code == 0
         w.close()
         assert read_all("kafka-python", srv.bootstrap_servers, TOPIC, 2, 1) == ["ok"]
+
+
+def _txn_offset_commit(w: Wire, group: str, offset: int, version: int) -> int:
+    boot = w.conn(w.srv.cluster.broker_ids[0])
+    found = boot.request(M.FindCoordinatorRequest(key=group, key_type=0), 3)
+    T = M.TxnOffsetCommitRequest
+    got = w.conn(found.node_id).request(T(
+        transactional_id=w.tid, group_id=group, producer_id=w.pid, producer_epoch=w.epoch,
+        topics=(T.TxnOffsetCommitRequestTopic(name=TOPIC, partitions=(
+            T.TxnOffsetCommitRequestPartition(partition_index=0, committed_offset=offset,
+                                              committed_metadata=""),)),)), version)
+    return got.topics[0].partitions[0].error_code
+
+
+def _committed(w: Wire, group: str) -> int:
+    boot = w.conn(w.srv.cluster.broker_ids[0])
+    found = boot.request(M.FindCoordinatorRequest(key=group, key_type=0), 3)
+    F = M.OffsetFetchRequest
+    got = w.conn(found.node_id).request(F(groups=(F.OffsetFetchRequestGroup(
+        group_id=group, topics=(F.OffsetFetchRequestTopics(name=TOPIC,
+                                                           partition_indexes=(0,)),)),),
+        require_stable=True), 8)
+    return got.groups[0].topics[0].partitions[0].committed_offset
+
+
+def test_txn_offset_commit_is_verified_or_adds_its_partition():
+    """TxnOffsetCommit v4 and older without AddOffsetsToTxn: INVALID_TXN_STATE (v3) or
+    TRANSACTION_ABORTABLE (v4); v5 (transaction.version 2) adds the group's partition itself."""
+    pytest.importorskip("kafka")
+    cluster = Cluster(3, 3, seed=23)
+    with serve(cluster) as srv:
+        srv.call(lambda c: c.create_topic(TOPIC, partitions=2, replication_factor=3))
+        w = Wire(srv, "tv2-o")
+        w.init()
+        assert _txn_offset_commit(w, "g-o", 7, 3) == E.INVALID_TXN_STATE
+        assert _txn_offset_commit(w, "g-o", 7, 4) == E.TRANSACTION_ABORTABLE
+        assert _txn_offset_commit(w, "g-o", 7, 5) == 0     # no AddOffsetsToTxn: added
+        meta = _state(srv, "tv2-o")
+        assert any(t == "__consumer_offsets" for t, _ in meta.partitions)
+        assert w.produce(0, ["x"]) == 0
+        assert w.end(True).error_code == 0
+        srv.run_until(lambda c: (srv.txns.tick(), not srv.txns.busy())[1], timeout_ms=30_000)
+        assert _committed(w, "g-o") == 7
+        w.close()

@@ -38,6 +38,13 @@ def operation(produce_version: int) -> int:
     return GENERIC_ERROR_SUPPORTED if produce_version > 10 else DEFAULT_ERROR
 
 
+def offsets_operation(txn_offset_commit_version: int) -> int:
+    """``#txnOffsetCommitRequestVersionToTransactionSupportedOperation``."""
+    if txn_offset_commit_version > 4:
+        return ADD_PARTITION
+    return GENERIC_ERROR_SUPPORTED if txn_offset_commit_version > 3 else DEFAULT_ERROR
+
+
 def transactional(batches: list[Any]) -> tuple[int, int] | None:
     """(producer id, epoch) of the first transactional batch, or None."""
     from kraft_testkit.gateway.data_plane import producer_fields
@@ -87,30 +94,49 @@ def map_error(code: int, op: int) -> int:
     return code
 
 
-def verify(ctx: Any, tid: str, pid: int, epoch: int,
-           partitions: set[tuple[str, int]]) -> dict[tuple[str, int], int]:
-    """Verification (verifyOnly) of ``partitions``: each one's mapped error."""
+def map_offsets_error(code: int, op: int) -> int:
+    """A coordinator's answer as TxnOffsetCommit gives it: ``AddPartitionsToTxnManager``'s
+    mapping, then ``CoordinatorOperationExceptionHelper#handleOperationException``'s."""
+    if code == E.PRODUCER_FENCED:
+        code = E.INVALID_PRODUCER_EPOCH
+    elif code == E.TRANSACTION_ABORTABLE and op == DEFAULT_ERROR:
+        code = E.INVALID_TXN_STATE
+    if code == E.NETWORK_EXCEPTION:
+        return E.COORDINATOR_LOAD_IN_PROGRESS
+    if code in (E.UNKNOWN_TOPIC_OR_PARTITION, E.NOT_ENOUGH_REPLICAS, E.REQUEST_TIMED_OUT):
+        return E.COORDINATOR_NOT_AVAILABLE
+    if code in (E.NOT_LEADER_OR_FOLLOWER, E.KAFKA_STORAGE_ERROR):
+        return E.NOT_COORDINATOR
+    return code
+
+
+def verify(ctx: Any, tid: str, pid: int, epoch: int, partitions: set[tuple[str, int]],
+           op: int | None = None, mapper: Any = map_error) -> dict[tuple[str, int], int]:
+    """Verification (verifyOnly) of ``partitions``: each one's mapped error (``op`` and
+    ``mapper``: Produce's by default)."""
     from .apis import coordinator, verify as coordinator_verify
 
-    op = operation(ctx.version)
+    op = operation(ctx.version) if op is None else op
     node = coordinator_node(ctx, tid)
     if node < 0:
-        return {tp: map_error(E.COORDINATOR_NOT_AVAILABLE, op) for tp in partitions}
+        return {tp: mapper(E.COORDINATOR_NOT_AVAILABLE, op) for tp in partitions}
     codes = coordinator_verify(coordinator(ctx), node, tid, pid, epoch, partitions)
-    return {tp: map_error(c, op) for tp, c in codes.items()}
+    return {tp: mapper(c, op) for tp, c in codes.items()}
 
 
-def add(ctx: Any, tid: str, pid: int, epoch: int, partitions: set[tuple[str, int]]) -> Any:
-    """Produce v12's implicit add: an object whose ``poll()`` gives the mapped error once the
-    coordinator has added the partitions (None while it works), ``timeout_code()`` after."""
+def add(ctx: Any, tid: str, pid: int, epoch: int, partitions: set[tuple[str, int]],
+        mapper: Any = map_error) -> Any:
+    """The implicit add of Produce v12 and TxnOffsetCommit v5: an object whose ``poll()`` gives
+    the mapped error once the coordinator has added the partitions (None while it works),
+    ``timeout_code()`` after."""
     from .apis import Op, add_attempt, coordinator
 
     node = coordinator_node(ctx, tid)
     if node < 0:
-        return _Now(map_error(E.COORDINATOR_NOT_AVAILABLE, ADD_PARTITION))
+        return _Now(mapper(E.COORDINATOR_NOT_AVAILABLE, ADD_PARTITION))
     coord = coordinator(ctx)
     return Op(coord, add_attempt(coord, node, tid, pid, epoch, partitions,
-                                 lambda code: map_error(code, ADD_PARTITION), client_tv=2))
+                                 lambda code: mapper(code, ADD_PARTITION), client_tv=2))
 
 
 class _Now:

@@ -1,5 +1,6 @@
 """TxnOffsetCommit (28), served by the group's coordinator (``GroupCoordinatorService#
-commitTransactionalOffsets``): the offsets are written to ``__consumer_offsets`` as a
+commitTransactionalOffsets``): KIP-890 first (the group's ``__consumer_offsets`` partition is
+verified to be in the transaction, v4 and older, or added to it, v5: :mod:`.leader`); the offsets are written to ``__consumer_offsets`` as a
 transactional batch of the producer and count for the group only once the transaction's commit
 marker reaches that partition (an abort marker drops them); a coordinator that loads the
 partition replays both (``groups/records.replay``).
@@ -16,9 +17,10 @@ from ..context import Pending, RequestContext
 from ..groups import records as group_records
 from ..groups.apis import WRITE_TIMEOUT_MS
 from ..groups.apis import coordinator as group_coordinator
-from ..groups.coordinator import OFFSET_METADATA_MAX_BYTES, Write
+from ..groups.coordinator import OFFSET_METADATA_MAX_BYTES, OFFSETS_TOPIC, Write
 from ..groups.group import COMPLETING
-from . import records
+from .. import autojump
+from . import leader, records
 
 E = ErrorCode
 
@@ -42,6 +44,64 @@ def txn_offset_commit(ctx: RequestContext, req: Any) -> Any:
     shard, code = coord.shard_for(ctx.node, req.group_id)
     if shard is None:
         return all_failed(code)
+    gate = _transaction_gate(ctx, req, coord, shard)
+    if gate is None:
+        return _commit(ctx, req, coord, shard, answer, all_failed)
+    if isinstance(gate, int):
+        return all_failed(gate)
+    state: dict[str, Any] = {}
+
+    def poll() -> Any:
+        if "inner" not in state:
+            code = gate.poll()
+            if code is None:
+                return None
+            if code:
+                return all_failed(code)
+            state["inner"] = _commit(ctx, req, coord, shard, answer, all_failed)
+        inner = state["inner"]
+        return inner.poll() if isinstance(inner, Pending) else inner
+
+    def expire() -> Any:
+        inner = state.get("inner")
+        if isinstance(inner, Pending):
+            return inner.expire()
+        return inner if inner is not None else all_failed(gate.timeout_code())
+
+    def wants_time() -> bool:
+        inner = state.get("inner")
+        return not isinstance(inner, Pending) or inner.wants_time is None or inner.wants_time()
+    first = poll()
+    if first is not None:
+        return first
+    return Pending(poll, expire, wants_time=wants_time, virtual_deadline_ms=ctx.now_ms +
+                   autojump.wait_bound_ms(ctx.cluster) + WRITE_TIMEOUT_MS)
+
+
+def _transaction_gate(ctx: RequestContext, req: Any, coord: Any, shard: Any) -> Any:
+    """KIP-890 for the group's ``__consumer_offsets`` partition, as ``CoordinatorRuntime#
+    scheduleTransactionalWriteOperation`` asks its partition writer
+    (``CoordinatorPartitionWriter#maybeStartTransactionVerification``): None when the
+    transaction is open there already; else v4 and older verify (an error code, or None when
+    verified), v5 adds the partition (the add, to poll)."""
+    log = coord.plane.log(shard.broker, shard.topic_id, shard.partition)
+    if not req.transactional_id or \
+            leader.has_ongoing_transaction(log, req.producer_id, req.producer_epoch):
+        return None
+    tp = (OFFSETS_TOPIC, shard.partition)
+    op = leader.offsets_operation(ctx.version)
+    if op == leader.ADD_PARTITION:
+        return leader.add(ctx, req.transactional_id, req.producer_id, req.producer_epoch, {tp},
+                          leader.map_offsets_error)
+    code = leader.verify(ctx, req.transactional_id, req.producer_id, req.producer_epoch, {tp},
+                         op, leader.map_offsets_error)[tp]
+    return code or None
+
+
+def _commit(ctx: RequestContext, req: Any, coord: Any, shard: Any, answer: Any,
+            all_failed: Any) -> Any:
+    """``GroupCoordinatorShard#commitTransactionalOffset``: the member checks, then the
+    transactional batch of offsets."""
     group = shard.groups.get(req.group_id)
     if ctx.version >= 3 and req.member_id and group is not None and group.members:
         member = group.members.get(req.member_id)
