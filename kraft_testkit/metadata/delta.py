@@ -229,18 +229,21 @@ class MetadataDelta(SettingsRecords, SecurityRecords):
     def _build_topics(self, old: TopicsImage) -> TopicsImage:
         if not self._topics and not self._removed_topics:
             return old
-        by_id: FrozenDict = FrozenDict(old.topics_by_id)
-        by_name: FrozenDict = FrozenDict(old.topics_by_name)
-        drop, put = dict.pop, dict.__setitem__
+        # removals first, then the puts in the delta's order: the maps' order is what a dict
+        # copied, emptied and refilled in that order would hold (a name freed and taken again
+        # in one delta moves to the end)
+        id_changes: list[tuple[Uuid, TopicImage | None]] = []
+        name_changes: list[tuple[str, TopicImage | None]] = []
         for topic_id, name in self._removed_topics.items():
-            drop(by_id, topic_id, None)
-            drop(by_name, name, None)
+            id_changes.append((topic_id, None))
+            name_changes.append((name, None))
         for topic_id, change in self._topics.items():
             topic = TopicImage(change.name, topic_id,
                                derive(change.base_partitions, change.partitions))
-            put(by_id, topic_id, topic)
-            put(by_name, change.name, topic)
-        return TopicsImage(by_id or EMPTY, by_name or EMPTY, weakref.ref(old),
+            id_changes.append((topic_id, topic))
+            name_changes.append((change.name, topic))
+        return TopicsImage(old.topics_by_id.derive(id_changes),
+                           old.topics_by_name.derive(name_changes), weakref.ref(old),
                            frozenset(self._topics.keys() | self._removed_topics.keys()))
 
     # ------------------------------------------------------------- current views

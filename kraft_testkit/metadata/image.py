@@ -15,6 +15,7 @@ from ..protocol.codegen import Message
 from ..protocol.uuid import Uuid
 from .frozen import EMPTY, FrozenDict
 from .partition import PartitionRegistration
+from .pmap import EMPTY_MAP, PersistentMap
 from .registrations import BrokerRegistration, ControllerRegistration
 from .security import SCRAM_MECHANISMS, Acl, DelegationToken, ScramCredential
 from .versions import FEATURE_NAME
@@ -142,8 +143,8 @@ class TopicsImage:
     as Kafka's publishers get the ``TopicsDelta`` with the image.
     """
 
-    topics_by_id: FrozenDict[Uuid, TopicImage] = EMPTY
-    topics_by_name: FrozenDict[str, TopicImage] = EMPTY
+    topics_by_id: PersistentMap[Uuid, TopicImage] = EMPTY_MAP
+    topics_by_name: PersistentMap[str, TopicImage] = EMPTY_MAP
     derived_from: Any = field(default=None, compare=False, repr=False)
     """``weakref.ref`` to the topics image the delta started from, or None."""
     touched: frozenset = field(default=frozenset(), compare=False, repr=False)
