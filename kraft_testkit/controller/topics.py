@@ -18,6 +18,7 @@ from ..protocol import messages as M
 from ..protocol.error_codes import ErrorCode, KafkaApiError
 from ..protocol.frames import MetadataRecord
 from ..protocol.uuid import Uuid
+from .collision_index import CollisionIndex, collision_index
 from .config_schema import topic_name_problem
 from .eligibility import default_dirs, is_active, metadata_version
 from .partition_change import PartitionChangeError
@@ -63,34 +64,15 @@ def topic_name_error(name: str) -> str | None:
     return topic_name_problem(name)
 
 
-def _collision_key(name: str) -> str:
-    """Metrics replace '.' by '_', so Kafka refuses names that differ only there."""
-    return name.replace(".", "_")
-
-
-def _collision_index(image: MetadataImage) -> dict[str, str]:
-    """Collision key -> the first (in name order) existing topic name with that key, for the
-    names that hold a '.' or a '_' (Kafka keeps such an index too)."""
-    index: dict[str, str] = {}
-    for existing in image.topics.topics_by_name:
-        if "." in existing or "_" in existing:
-            key = _collision_key(existing)
-            other = index.get(key)
-            if other is None or existing < other:
-                index[key] = existing
-    return index
-
-
 def _colliding_topic(image: MetadataImage, name: str,
-                     index: dict[str, str] | None = None) -> str | None:
-    """The existing topic ``name`` collides with; ``index``: ``_collision_index(image)`` when the
-    caller checks many names against one image (one pass over the topics instead of a sort of
-    every topic name per call)."""
+                     index: CollisionIndex | None = None) -> str | None:
+    """The existing topic ``name`` collides with (the first in name order); ``index``:
+    ``collision_index(image)`` when the caller has it."""
     if "." not in name and "_" not in name:
         return None
     if index is None:
-        index = _collision_index(image)
-    return index.get(_collision_key(name))
+        index = collision_index(image)
+    return index.first(name)
 
 
 def _duplicates(items: Iterable[K]) -> tuple[list[K], list[K]]:
@@ -205,13 +187,13 @@ def create_topics(ctx: ControllerContext,
     if total_partitions(topics, ctx.config.num_partitions) > MAX_PARTITIONS_PER_BATCH:
         return _whole_request_failed(request, ErrorCode.POLICY_VIOLATION, TOO_MANY_PARTITIONS)
     errors: dict[str, RequestFailed] = {}
-    index: dict[str, str] | None = None
+    index: CollisionIndex | None = None
     for topic in topics:
         problem = topic_name_error(topic.name)
         if problem is not None:
             errors[topic.name] = RequestFailed(ErrorCode.INVALID_TOPIC_EXCEPTION, problem)
         if index is None and ("." in topic.name or "_" in topic.name):
-            index = _collision_index(image)
+            index = collision_index(image)
         colliding = _colliding_topic(image, topic.name, index)
         if colliding is not None:
             errors[topic.name] = RequestFailed(
