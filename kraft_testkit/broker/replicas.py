@@ -114,6 +114,9 @@ class ReplicaManager(ReplicaFetching):
         #: followers, of serving or being active: what is kept beside it is valid until then
         self.version = 0
         self._isr_cache: tuple | None = None
+        #: how many replicas this broker leads / follows another broker for (kept at every
+        #: leader change, :meth:`_set_leader`): next_deadline reads them after every event
+        self._led = self._followed = 0
         self.model_cache: dict[str, tuple] = {}  # the idle warp's (fastforward/replica_loops.py)
 
     # ------------------------------------------------------------------ lifecycle
@@ -203,17 +206,8 @@ class ReplicaManager(ReplicaFetching):
     def next_deadline(self) -> int | None:
         if not self.active:
             return None
-        # asked after every event of the broker: one pass, no generators (same answer)
-        me = self.broker_id
-        follows = leads = False
-        for r in self.replicas.values():
-            leader = r.leader
-            if leader == me:
-                leads = True
-            elif leader != -1:
-                follows = True
-            if follows and leads:
-                break
+        # asked after every event of the broker: counts kept at each leader change
+        follows, leads = self._followed > 0, self._led > 0
         due = self._next_fetch_ms if follows else None
         if leads:
             isr = self._next_isr_check_ms
@@ -288,13 +282,23 @@ class ReplicaManager(ReplicaFetching):
         for key in gone:
             self.partition_changed(key)
             rep = self.replicas.pop(key)
-            old_leader, rep.leader = rep.leader, -1
+            old_leader = rep.leader
+            self._set_leader(rep, -1)
             self._refollow(rep, old_leader)
             self._alter.forget(key)
             self._dir_gone(rep)
             why = ("topic deleted" if image.topics.by_id(rep.topic_id) is None
                    else "no longer assigned here")
             self._events.add(now_ms, f"deleted replica {rep.name} ({why})")
+
+    def _set_leader(self, rep: LocalReplica, leader: int) -> None:
+        me = self.broker_id
+        for who, step in ((rep.leader, -1), (leader, 1)):
+            if who == me:
+                self._led += step
+            elif who != -1:
+                self._followed += step
+        rep.leader = leader
 
     def _dir_gone(self, rep: LocalReplica) -> None:
         """A replica's directory goes, unless a newer replica of the same name took it."""
@@ -315,7 +319,7 @@ class ReplicaManager(ReplicaFetching):
         if rep.pending is not None:  # superseded: an answer to it will be ignored
             self._alter.forget(rep.key, rep.pending)
             rep.pending = None
-        rep.leader = reg.leader
+        self._set_leader(rep, reg.leader)
         rep.leader_epoch = reg.leader_epoch
         rep.partition_epoch = reg.partition_epoch
         if old_leader != reg.leader or old_epoch != reg.leader_epoch:

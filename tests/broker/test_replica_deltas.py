@@ -110,3 +110,21 @@ def test_a_new_topic_is_applied_without_looking_at_the_others(monkeypatch):
     new_id = c.metadata.topics.by_name("new").id
     assert applied and len(applied) == 3 and all(touched == {new_id} for touched in applied)
     assert sorted(applied_registrations) == sorted([f"new-{p}" for p in range(5)] * 3)
+
+
+@pytest.mark.parametrize("seed", [1, 5])
+def test_leader_and_follower_counts_follow_every_change(seed):
+    """``next_deadline`` reads how many replicas a broker leads and follows from counts kept
+    at each leader change (no walk over the partitions after every event): after deletions,
+    re-creation, new partitions, a reassignment and a restart they are what a walk counts."""
+    c = _scenario(seed)
+    c.faults.kill(c.brokers[2])
+    c.run_for(12_000)                           # its session expires: leaders move
+    for b in c.broker_ids:
+        machine = c.sim.process(b).machine
+        if machine is None:
+            continue
+        rm = machine.logic.replicas
+        led = sum(r.leader == b for r in rm.replicas.values())
+        followed = sum(r.leader not in (-1, b) for r in rm.replicas.values())
+        assert (rm._led, rm._followed) == (led, followed), b  # noqa: SLF001
