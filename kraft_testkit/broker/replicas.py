@@ -117,6 +117,8 @@ class ReplicaManager(ReplicaFetching):
         #: how many replicas this broker leads / follows another broker for (kept at every
         #: leader change, :meth:`_set_leader`): next_deadline reads them after every event
         self._led = self._followed = 0
+        #: the replicas led here (the ISR check's summary walks these, not every replica)
+        self._led_reps: dict[tuple[Uuid, int], LocalReplica] = {}
         self.model_cache: dict[str, tuple] = {}  # the idle warp's (fastforward/replica_loops.py)
 
     # ------------------------------------------------------------------ lifecycle
@@ -218,7 +220,9 @@ class ReplicaManager(ReplicaFetching):
     # ------------------------------------------------------------------ queries
 
     def led(self) -> list[LocalReplica]:
-        return [r for r in self._sorted() if r.leader == self.broker_id]
+        # (names and partitions are unique among the replicas outside _apply: a replica of a
+        # deleted topic goes before the apply that made a new one of the same name ends)
+        return sorted(self._led_reps.values(), key=lambda r: (r.topic_name, r.partition))
 
     def followed(self) -> list[LocalReplica]:
         return [r for r in self._sorted() if r.leader not in (-1, self.broker_id)]
@@ -298,6 +302,10 @@ class ReplicaManager(ReplicaFetching):
                 self._led += step
             elif who != -1:
                 self._followed += step
+        if leader == me:
+            self._led_reps[rep.key] = rep
+        elif rep.leader == me:
+            del self._led_reps[rep.key]
         rep.leader = leader
 
     def _dir_gone(self, rep: LocalReplica) -> None:
@@ -455,9 +463,7 @@ class ReplicaManager(ReplicaFetching):
             return cached[1]
         me = self.broker_id
         out: dict[int, tuple[int, dict]] | None = {}
-        for rep in self.replicas.values():
-            if rep.leader != me:
-                continue
+        for rep in self._led_reps.values():  # (the order does not matter: smallest times)
             for b in rep.isr:
                 if b == me:
                     continue

@@ -128,3 +128,5 @@ def test_leader_and_follower_counts_follow_every_change(seed):
         led = sum(r.leader == b for r in rm.replicas.values())
         followed = sum(r.leader not in (-1, b) for r in rm.replicas.values())
         assert (rm._led, rm._followed) == (led, followed), b  # noqa: SLF001
+        assert sorted(rm._led_reps) == sorted(k for k, r in rm.replicas.items()  # noqa: SLF001
+                                              if r.leader == b)
