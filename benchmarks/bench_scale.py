@@ -3,7 +3,8 @@
 ``python benchmarks/bench_scale.py topics [--topics 10000] [--chunk 1000]``
     topics of 10 partitions, replication factor 3, created one at a time on 3 + 3
     (``Cluster.create_topic``, defaults: wire and invariants on): cpu of each chunk, and the
-    last chunk against the first (target: at most 1.3x).
+    last chunk against the first (target: at most 1.3x). ``--no-gc``: with CPython's cyclic
+    collector off, to tell the kit's growth from the collector's full collections.
 ``python benchmarks/bench_scale.py idle [--partitions 10000] [--minutes 1]``
     an idle virtual minute of 3 + 3 holding ``--partitions`` replicated partitions (RF 3,
     topics of 10) against the same cluster empty, default ``Cluster(...)`` (fast-forward on);
@@ -32,6 +33,8 @@ TOPICS = """
 import json, sys, time
 sys.path.insert(0, {root!r})
 from kraft_testkit.cluster import Cluster
+if {nogc}:
+    import gc; gc.disable()
 c = Cluster(3, 3, seed=1)
 chunks = []
 prof = None
@@ -118,7 +121,7 @@ def topics(args: argparse.Namespace) -> None:
     firsts, lasts, ratios = [], [], []
     for _ in range(args.rounds):
         row = _child(TOPICS.format(root=str(ROOT), topics=args.topics, chunk=args.chunk,
-                                   profile=args.profile), args.profile)
+                                   profile=args.profile, nogc=args.no_gc), args.profile)
         chunks = row["chunks"]
         print("chunks (cpu-s):", " ".join(f"{x:.2f}" for x in chunks), flush=True)
         firsts.append(chunks[0])
@@ -159,6 +162,10 @@ def main() -> int:
     t = sub.add_parser("topics")
     t.add_argument("--topics", type=int, default=10_000)
     t.add_argument("--chunk", type=int, default=1_000)
+    t.add_argument("--no-gc", action="store_true",
+                   help="gc.disable() in the child: the growth without CPython's cyclic "
+                        "collector, whose full collections walk every object and land in "
+                        "whichever chunk they fall")
     i = sub.add_parser("idle")
     i.add_argument("--partitions", type=int, default=10_000)
     i.add_argument("--minutes", type=float, default=1.0)
