@@ -43,18 +43,20 @@ def held(c):
         d = p.disk
         disks += d.held_bytes(pieces) if hasattr(d, "held_bytes") else sum(map(len, d.view().values()))
         log = p.machine.raft.log
-        for column in (log.bases, log.batches, log.data, log.positions):
-            logs += sys.getsizeof(column)
-        for objects in (log.batches, log.data):
-            for obj in objects:
-                if id(obj) not in seen:
-                    seen.add(id(obj))
-                    logs += sys.getsizeof(obj)
-                    decoded += type(obj).__name__ == "RecordBatch"
+        held_objects = getattr(log, "held_objects", None)
+        objects = held_objects() if held_objects else [
+            log.bases, log.batches, log.data, log.positions, *log.batches, *log.data]
+        for obj in objects:
+            if id(obj) not in seen:
+                seen.add(id(obj))
+                logs += sys.getsizeof(obj)
+                decoded += type(obj).__name__ == "RecordBatch"
     record = c.invariants.raft._batches
     if isinstance(record, dict):  # before the compact record: a dict of tuples
         inv = sys.getsizeof(record) + sum(sys.getsizeof(v) + sys.getsizeof(v[1]) + 32
                                           for v in record.values())
+    elif hasattr(record, "held_bytes"):  # runs and a CRC a batch
+        inv = record.held_bytes()
     else:
         inv = sum(a.itemsize * len(a) for a in (record.bases, record.lasts, record.keys))
     return {"disks": disks, "logs": logs, "decoded": decoded, "invariants": inv}

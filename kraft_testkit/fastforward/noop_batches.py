@@ -9,7 +9,6 @@ leader's log already holds. Apart from noop_run.py, which appends and commits th
 from __future__ import annotations
 
 import struct
-from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -77,13 +76,12 @@ def noop_batches_in_log(log: object, start: int, end: int) -> NoOpBatches:
     if not log.start_offset <= start <= end <= log.end_offset:  # type: ignore[attr-defined]
         raise InexactFastForward(f"[{start}, {end}) is not in the log "
                                  f"[{log.start_offset}, {log.end_offset})")  # type: ignore[attr-defined]
-    i = bisect_left(log.bases, start)  # type: ignore[attr-defined]
-    held = log.batches[i:i + end - start]  # type: ignore[attr-defined]
+    i = log.index_left(start)  # type: ignore[attr-defined]
+    held, held_data = log.batches_and_data(i, i + end - start)  # type: ignore[attr-defined]
     if not held:
         return build_noop_batches(start, 0, [])
     run = build_noop_batches(start, held[0].partition_leader_epoch,
                              [b.max_timestamp for b in held])
-    held_data = log.data[i:i + end - start]  # type: ignore[attr-defined]
     if run.data != held_data:
         raise InexactFastForward(f"the log's batches in [{start}, {end}) are not NoOps of "
                                  "one epoch")

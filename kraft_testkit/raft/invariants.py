@@ -31,7 +31,7 @@ heals the faults and requires one leader and identical replicas within a bound.
 from __future__ import annotations
 
 from array import array
-from bisect import bisect_left, bisect_right
+from bisect import bisect_right
 from collections.abc import Callable
 from operator import attrgetter
 from typing import Any
@@ -54,8 +54,8 @@ def _need(m: RaftReplica) -> tuple[int, int, int]:
     log = m.log
     if need <= log.start_offset or need > log.end_offset:
         return need, -1, 0
-    i = bisect_right(log.bases, need - 1) - 1
-    return need, log.bases[i], _batch_key(log.data[i])
+    batch, data = log.batch_data(log.index_right(need - 1) - 1)
+    return need, batch.base_offset, _batch_key(data)
 
 
 def _batch_key(data: bytes) -> int:
@@ -64,40 +64,65 @@ def _batch_key(data: bytes) -> int:
 
 
 class CommittedRecord:
-    """Each committed batch as first compared: base offset -> (last offset, key), in three
-    arrays sorted by base offset (24 bytes a batch: an idle day commits 172,800 NoOp batches,
-    which a dict of tuples kept at ~200 bytes each, plus the bytes it held alive)."""
+    """Each committed batch as first compared: base offset -> (last offset, key), as runs of
+    batches that follow each other with one span (last - base) and one length, and each
+    batch's CRC (4 bytes a batch: an idle day commits 172,800 NoOp batches, which a dict of
+    tuples kept at ~200 bytes each, plus the bytes it held alive). A batch below the newest
+    run that starts none (a replica holding batches the first ones did not) goes in ``extra``."""
 
-    __slots__ = ("bases", "keys", "lasts")
+    __slots__ = ("at", "count", "crcs", "extra", "lens", "ns", "spans", "starts")
 
     def __init__(self) -> None:
-        self.bases = array("q")
-        self.lasts = array("q")
-        self.keys = array("Q")
+        self.starts = array("q")  # each run's first base offset
+        self.ns = array("q")  # its batches
+        self.spans = array("q")  # last - base of each of its batches
+        self.lens = array("q")  # the length of each of its batches
+        self.at = array("q")  # where its CRCs start in crcs
+        self.crcs = array("I")
+        self.extra: dict[int, tuple[int, int]] = {}
+        self.count = 0
 
     def __len__(self) -> int:
-        return len(self.bases)
+        return self.count
+
+    def held_bytes(self) -> int:
+        """The bytes of the arrays (for the memory test and benchmark)."""
+        return sum(a.itemsize * len(a) for a in (self.starts, self.ns, self.spans, self.lens,
+                                                 self.at, self.crcs)) + 64 * len(self.extra)
 
     def get(self, base: int) -> tuple[int, int] | None:
-        bases = self.bases
-        i = len(bases) - 1  # the newest first: most lookups are of the batches just committed
-        if i < 0 or bases[i] != base:
-            i = bisect_left(bases, base)
-            if i == len(bases) or bases[i] != base:
-                return None
-        return self.lasts[i], self.keys[i]
+        starts = self.starts
+        e = len(starts) - 1  # the newest first: most lookups are of the batches just committed
+        if e >= 0 and starts[e] > base:
+            e = bisect_right(starts, base) - 1
+        if e >= 0:
+            step = self.spans[e] + 1
+            k, r = divmod(base - starts[e], step)
+            if not r and k < self.ns[e]:
+                return base + step - 1, self.crcs[self.at[e] + k] << 32 | self.lens[e]
+        return self.extra.get(base)
 
     def add(self, base: int, last: int, key: int) -> None:
-        bases = self.bases
-        if not bases or base > bases[-1]:
-            bases.append(base)
-            self.lasts.append(last)
-            self.keys.append(key)
-            return
-        i = bisect_left(bases, base)  # a replica that holds batches below the others' (rare)
-        bases.insert(i, base)
-        self.lasts.insert(i, last)
-        self.keys.insert(i, key)
+        self.count += 1
+        crc, length = key >> 32, key & 0xFFFFFFFF
+        starts = self.starts
+        e = len(starts) - 1
+        if e >= 0:
+            step = self.spans[e] + 1
+            end = starts[e] + self.ns[e] * step
+            if base == end and last - base + 1 == step and length == self.lens[e]:
+                self.ns[e] += 1
+                self.crcs.append(crc)
+                return
+            if base < end:  # a replica that holds batches below the others' (rare)
+                self.extra[base] = (last, key)
+                return
+        starts.append(base)
+        self.ns.append(1)
+        self.spans.append(last - base)
+        self.lens.append(length)
+        self.at.append(len(self.crcs))
+        self.crcs.append(crc)
 
 
 class RaftInvariants:
@@ -204,8 +229,8 @@ class RaftInvariants:
                                      f"{need}")
         batch = log.batch_at(need - 1) if need > log.start_offset else None
         if batch is not None and base >= 0:
-            i = log.bases.index(batch.base_offset)
-            if batch.base_offset != base or key != _batch_key(log.data[i]):
+            data = log.batch_data(log.index_right(batch.base_offset) - 1)[1]
+            if batch.base_offset != base or key != _batch_key(data):
                 self._fail("durability", f"node {node} restarted with a different batch at "
                                          f"{batch.base_offset} than it had acknowledged")
 
@@ -253,14 +278,20 @@ class RaftInvariants:
         """Compare the batches a replica newly knows as committed with what others had there."""
         log = m.log
         batches = self._batches
-        bases, all_data = log.bases, log.data
-        for i in range(bisect_left(bases, start), len(bases)):
-            base = bases[i]
-            batch = log.batches[i]
+        cold = log.cold
+        n = 0 if cold is None else cold.count
+        bases, all_data, hot = log.hbases, log.hdata, log.hbatches
+        batch_data = log.batch_data
+        for i in range(log.index_left(start), n + len(bases)):
+            if i < n:
+                batch, data = batch_data(i)
+                base = batch.base_offset
+            else:
+                base, batch, data = bases[i - n], hot[i - n], all_data[i - n]
             last = batch.last_offset
             if last >= m.hw:
                 break
-            key = _batch_key(all_data[i])
+            key = _batch_key(data)
             known = batches.get(base)
             if known is None:
                 batches.add(base, last, key)
@@ -275,12 +306,11 @@ class RaftInvariants:
             return True
         if offset >= log.end_offset:
             return False
-        i = bisect_right(log.bases, offset) - 1
-        batch = log.batches[i]
+        batch, data = log.batch_data(log.index_right(offset) - 1)
         known = self._batches.get(batch.base_offset)
         if known is None:
             return True  # nobody compared it yet; the prefix check will
-        return known == (batch.last_offset, _batch_key(log.data[i]))
+        return known == (batch.last_offset, _batch_key(data))
 
     def _check_complete(self, node: int, m: RaftReplica) -> None:
         need = max((hw for epoch, hw in self._committed_in.items() if epoch < m.epoch), default=0)

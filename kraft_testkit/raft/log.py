@@ -16,6 +16,10 @@ it in Kafka's layout (``KafkaMetadataLog`` over ``UnifiedLog``):
 
 :func:`kraft_testkit.raft.log_recovery.recover_log` reads the files back (that module imports
 this one, never the other way).
+
+Size: one class, the log's every change and read over its two parts (the settled prefix's
+runs of :mod:`kraft_testkit.raft.log_runs` and the columns after it), which must stay
+together to keep the columns in step.
 """
 
 from __future__ import annotations
@@ -24,10 +28,11 @@ import struct
 from array import array
 from bisect import bisect_left, bisect_right
 from operator import itemgetter
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from kraft_testkit.protocol.records import RecordBatch
 from kraft_testkit.raft.errors import CorruptFile, LogError
+from kraft_testkit.raft.log_runs import ColdRuns, Column
 from kraft_testkit.raft.segments import OFFSET_ENTRY, TIME_ENTRY, LogConfig, Segment
 from kraft_testkit.raft.snapshot import Snapshot, SnapshotInfo, file_name
 from kraft_testkit.sim.node import Append, Delete, DiskOp, Replace
@@ -128,13 +133,14 @@ class RaftLog:
     """Batches ``[start_offset, end_offset)``, their epochs, segments and retained snapshots."""
 
     __slots__ = (
-        "bases",
-        "batches",
+        "cold",
         "config",
-        "data",
         "end_offset",
         "epochs",
-        "positions",
+        "hbases",
+        "hbatches",
+        "hdata",
+        "hpositions",
         "segments",
         "settled",
         "snapshot",
@@ -157,12 +163,14 @@ class RaftLog:
         self.end_offset = start_offset
         self.segments: list[Segment] = [Segment(DIR, start_offset)]
         self.settled = start_offset  # batches below are SettledBatch
-        self.bases = array("q")  # base offset of each batch (8 bytes each, as positions)
-        self.batches: list[RecordBatch | SettledBatch | SettledBytes] = []
-        self.data: list[bytes] = []
+        # the settled prefix's runs (log_runs.py); the columns below hold the batches after it
+        self.cold: ColdRuns | None = None
+        self.hbases = array("q")  # base offset of each batch (8 bytes each, as positions)
+        self.hbatches: list[RecordBatch | SettledBatch | SettledBytes] = []
+        self.hdata: list[bytes] = []
         # position of each batch in its segment file (8 bytes each, no int objects: a long
         # idle run appends 7,200 NoOp batches an hour on every node)
-        self.positions = array("q")
+        self.hpositions = array("q")
         self.epochs: list[tuple[int, int]] = []  # (epoch, first offset) of each run of batches
 
     # ------------------------------------------------------------------ reading
@@ -183,19 +191,93 @@ class RaftLog:
         return self.epochs[-1][0] if self.epochs else self.start_epoch
 
     def __len__(self) -> int:
-        return len(self.batches)
+        cold = self.cold
+        return len(self.hbatches) + (cold.count if cold is not None else 0)
+
+    # The four columns, indexed together: the settled prefix's runs (``cold``, log_runs.py)
+    # and the lists after it. Without a cold prefix they are the lists themselves.
+
+    @property
+    def bases(self) -> Any:
+        return self.hbases if self.cold is None else Column(self.cold, self.hbases, "base")
+
+    @property
+    def batches(self) -> Any:
+        return self.hbatches if self.cold is None else Column(self.cold, self.hbatches, "batch")
+
+    @property
+    def data(self) -> Any:
+        return self.hdata if self.cold is None else Column(self.cold, self.hdata, "data")
+
+    @property
+    def positions(self) -> Any:
+        return self.hpositions if self.cold is None else Column(
+            self.cold, self.hpositions, "position")
+
+    def held_objects(self) -> list[Any]:
+        """The objects the columns hold (the lists, and what is in them), for accounting."""
+        out: list[Any] = [self.hbases, self.hpositions, self.hbatches, self.hdata,
+                          *self.hbatches, *self.hdata]
+        return out + (self.cold.held() if self.cold is not None else [])
+
+    def index_right(self, offset: int) -> int:
+        """``bisect_right(bases, offset)``: how many batches start at or below ``offset``."""
+        cold = self.cold
+        if cold is None:
+            return bisect_right(self.hbases, offset)
+        if offset < cold.end:
+            return cold.count_le(offset)
+        return cold.count + bisect_right(self.hbases, offset)
+
+    def index_left(self, offset: int) -> int:
+        """``bisect_left(bases, offset)``: how many batches start below ``offset``."""
+        cold = self.cold
+        if cold is None:
+            return bisect_left(self.hbases, offset)
+        if offset <= cold.end:
+            return cold.count_le(offset - 1)
+        return cold.count + bisect_left(self.hbases, offset)
+
+    def batch_data(self, i: int) -> tuple[Any, bytes]:
+        """The ``i``-th batch and its bytes."""
+        cold = self.cold
+        if cold is not None:
+            if i < cold.count:
+                return cold.batch(i), cold.data(i)
+            i -= cold.count
+        return self.hbatches[i], self.hdata[i]
+
+    def batches_and_data(self, i: int, j: int) -> tuple[list[Any], list[bytes]]:
+        """The batches ``i`` to ``j`` (indexes) and their bytes, as two lists."""
+        cold = self.cold
+        n = 0 if cold is None else cold.count
+        if i >= n:
+            return self.hbatches[i - n:j - n], self.hdata[i - n:j - n]
+        pairs = [self.batch_data(k) for k in range(i, min(j, len(self)))]
+        return [p[0] for p in pairs], [p[1] for p in pairs]
+
+    def _data_range(self, i: int, j: int) -> list[bytes]:
+        cold = self.cold
+        if cold is None or i >= cold.count:
+            n = 0 if cold is None else cold.count
+            return self.hdata[i - n:j - n]
+        return [cold.data(k) for k in range(i, min(j, cold.count))] + \
+            self.hdata[0:max(j - cold.count, 0)]
 
     def read(self, offset: int, max_bytes: int, end_offset: int | None = None) -> bytes:
         """Whole batches from ``offset`` on, at least one, about ``max_bytes`` in all; with
         ``end_offset``, as the log read when it ended there (the fast-forward rebuilds an
         answer sent before the leader's later appends)."""
-        bases = self.bases
+        cold = self.cold
+        if cold is not None and offset < cold.end:
+            return self._read_cold(offset, max_bytes, end_offset)
+        bases = self.hbases
         i = bisect_right(bases, offset) - 1
         i = max(i, 0)
         end = self.end_offset if end_offset is None else end_offset
         if i >= len(bases) or offset >= end:
             return b""
-        data = self.data
+        data = self.hdata
         out = [data[i]]
         size = len(data[i])
         i += 1
@@ -206,12 +288,35 @@ class RaftLog:
             i += 1
         return out[0] if len(out) == 1 else b"".join(out)
 
+    def _read_cold(self, offset: int, max_bytes: int, end_offset: int | None) -> bytes:
+        """:meth:`read` from inside the settled prefix (a follower far behind)."""
+        i = max(self.index_right(offset) - 1, 0)
+        end = self.end_offset if end_offset is None else end_offset
+        if offset >= end:
+            return b""
+        n = len(self) if end_offset is None else self.index_left(end_offset)
+        out: list[bytes] = []
+        size = 0
+        while i < n:
+            d = self.batch_data(i)[1]
+            if out and size + len(d) > max_bytes:
+                break
+            out.append(d)
+            size += len(d)
+            i += 1
+        return b"".join(out)
+
     def batches_between(self, start: int, end: int) -> list[RecordBatch]:
         """Whole batches with ``start <= base`` and last offset ``< end``."""
-        bases = self.bases
-        i = bisect_left(bases, start)
-        j = bisect_right(bases, end - 1)
-        out = self.batches[i:j]
+        i = self.index_left(start)
+        j = self.index_right(end - 1)
+        cold = self.cold
+        if cold is None:
+            out = self.hbatches[i:j]
+        elif i >= cold.count:
+            out = self.hbatches[i - cold.count:j - cold.count]
+        else:
+            out = [self.batch_data(k)[0] for k in range(i, j)]
         while out and out[-1].last_offset >= end:
             out.pop()
         return out
@@ -219,19 +324,18 @@ class RaftLog:
     def raw_between(self, start: int, end: int) -> bytes:
         """The bytes (as in the segment) of the whole batches with ``start <= base`` and last
         offset ``< end``: what a reader of the committed log wants, decoded or not."""
-        bases, batches = self.bases, self.batches
-        i = bisect_left(bases, start)
-        j = bisect_right(bases, end - 1)
-        while j > i and batches[j - 1].last_offset >= end:
+        i = self.index_left(start)
+        j = self.index_right(end - 1)
+        while j > i and self.batch_data(j - 1)[0].last_offset >= end:
             j -= 1
-        return b"".join(self.data[i:j])
+        return b"".join(self._data_range(i, j))
 
     def batch_at(self, offset: int) -> RecordBatch | SettledBatch | SettledBytes | None:
         """The batch holding ``offset``, if the log has it."""
-        i = bisect_right(self.bases, offset) - 1
+        i = self.index_right(offset) - 1
         if i < 0 or offset >= self.end_offset:
             return None
-        return self.batches[i]
+        return self.batch_data(i)[0]
 
     def end_offset_for_epoch(self, epoch: int) -> tuple[int, int] | None:
         """Kafka's endOffsetForEpoch: the largest epoch ``<= epoch`` here and where it ends.
@@ -310,10 +414,10 @@ class RaftLog:
             ops += seg.create_ops()
         if not self.epochs or epoch > self.epochs[-1][0]:
             self.epochs.append((epoch, batch.base_offset))
-        self.bases.append(batch.base_offset)
-        self.batches.append(batch)
-        self.data.append(data)
-        self.positions.append(seg.size)
+        self.hbases.append(batch.base_offset)
+        self.hbatches.append(batch)
+        self.hdata.append(data)
+        self.hpositions.append(seg.size)
         self.end_offset = batch.last_offset + 1
         index_ops = seg.add(batch, size, config)
         if ops is None and index_ops is None:
@@ -353,10 +457,10 @@ class RaftLog:
             return ops
         if not self.epochs or epoch > self.epochs[-1][0]:
             self.epochs.append((epoch, first.base_offset))
-        self.bases.extend(bases)
-        self.batches.extend(batches)
-        self.data.extend(data)
-        self.positions.extend(range(seg.size, seg.size + k * size, size))
+        self.hbases.extend(bases)
+        self.hbatches.extend(batches)
+        self.hdata.extend(data)
+        self.hpositions.extend(range(seg.size, seg.size + k * size, size))
         self.end_offset = bases[-1] + 1
         index, timeindex = seg.add_run(batches, size, config)
         ops = [Append(seg.log, b"".join(data))]
@@ -372,25 +476,45 @@ class RaftLog:
         if offset >= self.end_offset:
             return []
         offset = max(offset, self.start_offset)
-        i = bisect_right(self.bases, offset) - 1
-        if i < 0 or self.batches[i].last_offset < offset:
+        cold = self.cold
+        if cold is not None and offset < cold.end:
+            self._thaw()  # below the settled point: never in Raft, kept exact all the same
+            cold = None
+        n = 0 if cold is None else cold.count
+        bases = self.hbases
+        i = bisect_right(bases, offset) - 1
+        if i < 0 or self.hbatches[i].last_offset < offset:
             i += 1
-        if i >= len(self.bases):
+        if i >= len(bases):
             return []
-        new_end = self.bases[i]
+        new_end = bases[i]
         ops: list[DiskOp] = []
         segments = self.segments
         while len(segments) > 1 and segments[-1].base > new_end:
             ops += segments.pop().delete_ops()
         seg = segments[-1]
-        kept = self.batches[bisect_left(self.bases, seg.base):i]
-        ops += seg.truncate(new_end, self.positions[i], kept)
-        del self.bases[i:], self.batches[i:], self.data[i:], self.positions[i:]
+        kept = self.hbatches[bisect_left(bases, seg.base):i]
+        if n and seg.base < cold.end:  # type: ignore[union-attr]
+            kept = cold.max_timestamp_batches(seg.base) + kept  # type: ignore[union-attr]
+        ops += seg.truncate(new_end, self.hpositions[i], kept)
+        del self.hbases[i:], self.hbatches[i:], self.hdata[i:], self.hpositions[i:]
         while self.epochs and self.epochs[-1][1] >= new_end:
             self.epochs.pop()
         self.end_offset = new_end
         self.settled = min(self.settled, new_end)
         return ops
+
+    def _thaw(self) -> None:
+        """Put the settled prefix back into the columns (each batch read from its run)."""
+        cold = self.cold
+        if cold is None:
+            return
+        n = cold.count
+        self.hbases[0:0] = array("q", (cold.base(i) for i in range(n)))
+        self.hbatches[0:0] = [cold.batch(i) for i in range(n)]
+        self.hdata[0:0] = [cold.data(i) for i in range(n)]
+        self.hpositions[0:0] = array("q", (cold.position(i) for i in range(n)))
+        self.cold = None
 
     def install_snapshot(self, snapshot: Snapshot) -> list[DiskOp]:
         """Keep a snapshot this replica took: its file is written and it becomes the latest;
@@ -402,8 +526,9 @@ class RaftLog:
 
     def settle(self, end: int) -> None:
         """Keep only :class:`SettledBatch` of the batches below ``end``: the node's listener
-        has them all (in a snapshot it took, or loaded first at start)."""
-        bases, batches, data, shared = self.bases, self.batches, self.data, SHARED_RECORDS
+        has them all (in a snapshot it took, or loaded first at start). Then move them to the
+        settled prefix (``cold``): a run of NoOp batches becomes one entry."""
+        bases, batches, data, shared = self.hbases, self.hbatches, self.hdata, SHARED_RECORDS
         j = bisect_left(bases, min(end, self.end_offset))
         for k in range(bisect_left(bases, self.settled), j):
             b = batches[k]
@@ -416,6 +541,14 @@ class RaftLog:
             batches[k] = SettledBatch(b.base_offset, b.last_offset, b.partition_leader_epoch,
                                       b.max_timestamp)
         self.settled = max(self.settled, min(end, self.end_offset))
+        if j:
+            cold = self.cold
+            if cold is None:
+                cold = self.cold = ColdRuns(SettledBytes, SettledBatch)
+            add, positions = cold.add, self.hpositions
+            for k in range(j):
+                add(batches[k], data[k], bases[k], positions[k])
+            del bases[:j], batches[:j], data[:j], positions[:j]
 
     def install_fetched_snapshot(self, snapshot: Snapshot) -> list[DiskOp]:
         """Keep a snapshot downloaded from the leader; when it is past this log (a newer epoch,
@@ -503,14 +636,22 @@ class RaftLog:
         segments = self.segments
         while len(segments) > 1 and segments[1].base <= offset:
             ops += segments.pop(0).delete_ops()
-        i = bisect_left(self.bases, offset)
-        kept = self.batches[i:]
-        del self.bases[:i], self.batches[:i], self.data[:i], self.positions[:i]
+        cold = self.cold
+        if cold is not None:
+            if offset >= cold.end:
+                self.cold = None
+            else:
+                cold.drop_before(offset)
+                if not cold.count:
+                    self.cold = None
+        i = bisect_left(self.hbases, offset)
+        del self.hbases[:i], self.hbatches[:i], self.hdata[:i], self.hpositions[:i]
         self.start_offset, self.start_epoch = offset, epoch
-        if kept:  # the epoch runs from the first kept batch on (no walk over the batches)
-            first = kept[0].base_offset
+        if len(self):  # the epoch runs from the first kept batch on (no walk over the batches)
+            kept = self.batch_data(0)[0]
+            first = kept.base_offset
             later = bisect_right(self.epochs, first, key=_RUN_START)
-            self.epochs = [(kept[0].partition_leader_epoch, first)] + self.epochs[later:]
+            self.epochs = [(kept.partition_leader_epoch, first)] + self.epochs[later:]
         else:
             self.epochs = []
         return ops + self._forget_snapshots_before(sid)

@@ -152,8 +152,8 @@ def _add(log: RaftLog, batch, raw: bytes, position: int) -> None:
     epoch = batch.partition_leader_epoch
     if not log.epochs or epoch > log.epochs[-1][0]:
         log.epochs.append((epoch, batch.base_offset))
-    log.bases.append(batch.base_offset)
-    log.batches.append(batch)
-    log.data.append(raw)
-    log.positions.append(position)
+    log.hbases.append(batch.base_offset)
+    log.hbatches.append(batch)
+    log.hdata.append(raw)
+    log.hpositions.append(position)
     log.end_offset = batch.last_offset + 1

@@ -8,7 +8,6 @@ replica votes, the leader's replica states), and appends the leader's VotersReco
 
 from __future__ import annotations
 
-from bisect import bisect_left
 
 from typing import Any
 
@@ -37,7 +36,7 @@ class VoterSetState:
         # so the log is read from the snapshot on, as Kafka's VoterSetHistory is.
         log = self.log
         start = snapshot.end_offset if snapshot is not None else log.start_offset
-        for batch in log.batches[bisect_left(log.bases, start):]:
+        for batch in log.batches_and_data(log.index_left(start), len(log))[0]:
             if batch.is_control:
                 self.history.add_batch(batch)
 

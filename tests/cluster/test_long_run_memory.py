@@ -5,7 +5,8 @@ grew with it (issue 24 section 3; benchmarks/README.md, "A long idle run's memor
 against the first, structure by structure, with ``sys.getsizeof`` over the distinct objects
 the metadata logs hold, the simulated disks' held bytes and the Raft invariants' record. Before
 the bounds (2026-12-04) an idle hour added ~5 MB of disk bytes, ~14,000 decoded batches, ~2.5 MB
-of per-batch log objects and ~1.3 MB of invariant record."""
+of per-batch log objects and ~1.3 MB of invariant record; before the settled prefix held runs
+(2026-12-05) ~2.4 MB of per-batch log columns and ~0.17 MB of invariant record."""
 
 from __future__ import annotations
 
@@ -16,26 +17,38 @@ from kraft_testkit.cluster import Cluster
 HOUR = 3_600_000
 
 
+def _size(objects: list, seen: set[int]) -> int:
+    total = 0
+    for obj in objects:
+        if id(obj) not in seen:
+            seen.add(id(obj))
+            total += sys.getsizeof(obj)
+    return total
+
+
 def _held(c: Cluster) -> dict[str, int]:
     """Bytes (and counts) the long-run structures hold now."""
-    disks = logs = decoded = 0
+    disks = decoded = cold = cold_entries = hot = hot_batches = index = 0
     seen: set[int] = set()
     pieces: set[int] = set()  # packed pieces the disks share, counted once
     for n in c.controller_ids + c.broker_ids:
         process = c.sim.process(n)
         disks += process.disk.held_bytes(pieces)
         log = process.machine.raft.log
-        for column in (log.bases, log.batches, log.data, log.positions):
-            logs += sys.getsizeof(column)
-        for objects in (log.batches, log.data):
-            for obj in objects:
-                if id(obj) not in seen:
-                    seen.add(id(obj))
-                    logs += sys.getsizeof(obj)
-                    decoded += type(obj).__name__ == "RecordBatch"
+        hot_objects = [log.hbases, log.hpositions, log.hbatches, log.hdata,
+                       *log.hbatches, *log.hdata]
+        hot += _size(hot_objects, seen)
+        hot_batches = max(hot_batches, len(log.hbases))
+        decoded += sum(type(b).__name__ == "RecordBatch" for b in log.hbatches)
+        if log.cold is not None:
+            cold += _size(log.cold.held(), seen)
+            cold_entries = max(cold_entries, len(log.cold.entries))
+        for seg in log.segments:
+            index += _size([seg.offsets.a, seg.offsets.b, seg.times.a, seg.times.b], seen)
     record = c.invariants.raft._batches  # noqa: SLF001 - the committed-prefix record
-    inv = sum(a.itemsize * len(a) for a in (record.bases, record.lasts, record.keys))
-    return {"disks": disks, "logs": logs, "decoded": decoded, "invariants": inv}
+    return {"disks": disks, "decoded": decoded, "cold": cold, "cold_entries": cold_entries,
+            "hot": hot, "hot_batches": hot_batches, "index": index,
+            "invariants": record.held_bytes()}
 
 
 def test_an_idle_virtual_hour_adds_little_memory():
@@ -49,12 +62,16 @@ def test_an_idle_virtual_hour_adds_little_memory():
     batches = c.replica(c.active_controller.id).log.end_offset - end
     assert batches > 7_000  # the hour's NoOps (one every 500 ms), all kept as Kafka keeps them
     grew = {k: after[k] - before[k] for k in after}
-    # the disks hold the six logs' 72-byte NoOp batches packed (~4x): ~0.75 MB an hour
-    assert grew["disks"] < 1_000_000, grew
-    # the decoded batches of an hour go once every node took its hourly snapshot past them
-    assert grew["decoded"] < batches // 2, grew
-    # per batch: one shared bytes object (121 B) and 4 slots of 8 bytes on each of 6 nodes
-    # (list growth aside): ~2.5 MB an hour
-    assert grew["logs"] < 400 * batches, grew
-    # 24 bytes a committed batch
-    assert grew["invariants"] <= 24 * batches + 4096, grew
+    # the disks hold the six logs' 72-byte NoOp batches packed (~4x): ~0.15 MB an hour
+    assert grew["disks"] < 400_000, grew
+    # below each node's hourly snapshot the log holds runs of NoOp batches, not batches: a
+    # few entries an hour on each node (a run breaks where a NoOp was stepped, not warped)
+    assert grew["cold_entries"] <= 8 and grew["cold"] < 16_000, grew
+    # above it, at most the batches of one snapshot interval (an hour's 7,200 NoOps and the
+    # few that came before the snapshot was taken), the decoded ones fewer than half
+    assert after["hot_batches"] < 7_300 and after["decoded"] < 3_600 * 6, after
+    # the segments' index entries: one per 4 KiB of log on each node (Kafka's
+    # index.interval.bytes), 16 bytes each in arrays (~25 KB an hour)
+    assert grew["index"] < 60_000, grew
+    # 4 bytes a committed batch (its CRC; the runs of bases, lengths and spans are few)
+    assert grew["invariants"] <= 4 * batches + 4096, grew

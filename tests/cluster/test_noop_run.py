@@ -435,11 +435,12 @@ def test_the_noop_value_is_the_encoded_noop_record():
     assert encode_metadata(M.NoOpRecord(), 0) == NOOP_VALUE
 
 
-def test_a_snapshot_settles_the_shared_noop_batches_into_their_shared_bytes() -> None:
-    """Settling below a snapshot (``RaftLog.settle``) puts, in place of a NoOp batch the warp
-    shares across replicas (``SHARED_RECORDS``), its bytes object (``SettledBytes``, shared
-    by every node, answering as a ``SettledBatch``): no object per batch per node, and the
-    decoded batches go; the other batches below the snapshot are ``SettledBatch``."""
+def test_a_snapshot_settles_the_shared_noop_batches_into_runs() -> None:
+    """Settling below a snapshot (``RaftLog.settle``) moves the batches into the log's settled
+    prefix (raft/log_runs.py), where a run of the warp's NoOp batches (``SHARED_RECORDS``) is
+    one entry: read back, each is its bytes (``SettledBytes``, answering as a
+    ``SettledBatch``), equal on every node; the other batches below the snapshot are
+    ``SettledBatch``."""
     from kraft_testkit.raft.log import SettledBatch, SettledBytes
     c = Cluster(3, 3, seed=4, fast_forward=True,
                 configs={"metadata.log.max.snapshot.interval.ms": 20_000})
@@ -449,17 +450,19 @@ def test_a_snapshot_settles_the_shared_noop_batches_into_their_shared_bytes() ->
     assert all(log.snapshots and log.settled > 0 for log in logs)
     kinds, shared = set(), 0
     for log in logs:
+        assert log.cold is not None and log.cold.end <= log.settled
+        assert len(log.cold.entries) < log.cold.count // 4  # runs, not a batch an entry
         for base, batch, data in zip(log.bases, log.batches, log.data):
             if base >= log.settled:
                 break
             kinds.add(type(batch))
             if type(batch) is SettledBytes:
                 shared += 1
-                assert batch is data and (batch.base_offset, batch.last_offset) == (base, base)
+                assert batch == data and (batch.base_offset, batch.last_offset) == (base, base)
     assert kinds == {SettledBatch, SettledBytes} and shared > 0  # the boot's, the warp's
     one, two = (dict(zip(log.bases, log.batches)) for log in logs[:2])
     settled = [base for base in one if type(one[base]) is SettledBytes]
-    assert settled and all(one[base] is two[base] for base in settled if base in two)
+    assert settled and all(one[base] == two[base] for base in settled if base in two)
     # still NoOps to the warp's model (fastforward/answers.py), as before they were settled:
     # a stretch over them is computed as it was, with the same trace
     from kraft_testkit.fastforward.answers import only_noops
