@@ -114,7 +114,7 @@ def test_bad_operations_raise_disk_errors(op, message):
 
 @pytest.mark.parametrize("seed", range(6))
 def test_packed_files_read_byte_for_byte_as_unpacked_ones(monkeypatch, seed):
-    """A file's synced prefix is kept zlib-packed (sim/disk.py PACK_BYTES): random appends,
+    """A file's synced prefix is kept packed (sim/disk.py PACK_BYTES): random appends,
     truncations (into the packed part too), replaces, deletes, syncs and crashes with torn
     tails leave the same current and durable bytes as a disk that never packs."""
     import kraft_testkit.sim.disk as disk_mod
