@@ -545,9 +545,8 @@ class RaftLog:
             cold = self.cold
             if cold is None:
                 cold = self.cold = ColdRuns(SettledBytes, SettledBatch)
-            add, positions = cold.add, self.hpositions
-            for k in range(j):
-                add(batches[k], data[k], bases[k], positions[k])
+            positions = self.hpositions
+            cold.extend(batches, data, bases, positions, j)
             del bases[:j], batches[:j], data[:j], positions[:j]
 
     def install_fetched_snapshot(self, snapshot: Snapshot) -> list[DiskOp]:

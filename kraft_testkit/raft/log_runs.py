@@ -138,6 +138,37 @@ class ColdRuns:
         self.count += 1
         self.end = batch.last_offset + 1
 
+    def extend(self, batches: Any, data: Any, bases: Any, positions: Any, j: int) -> None:
+        """:meth:`add` of the first ``j`` batches of these columns, a run of the warp's NoOps
+        taken in one loop: a ``SettledBytes`` in both columns (built only by
+        fastforward/noop_batches.py from one template per epoch) continues the run when its
+        length, epoch, offset, position and timestamp say so."""
+        settled, unpack, entries = self.settled, _Q.unpack_from, self.entries
+        k = 0
+        while k < j:
+            last = entries[-1] if entries else None
+            if type(last) is NoOpRun and last.shared and last.n > 1:
+                tpl = last.template
+                size, epoch, n0 = len(tpl), tpl[12:16], last.n
+                base, pos, ts, stride = last.base, last.position, last.ts, last.stride
+                n = n0
+                while k < j:
+                    d = data[k]
+                    if type(d) is not settled or batches[k] is not d or len(d) != size \
+                            or bases[k] != base + n or positions[k] != pos + n * size \
+                            or unpack(d, 27)[0] != ts + n * stride or d[12:16] != epoch:
+                        break
+                    n += 1
+                    k += 1
+                if n != n0:
+                    last.n = n
+                    self.count += n - n0
+                    self.end = base + n
+                if k >= j:
+                    break
+            self.add(batches[k], data[k], bases[k], positions[k])
+            k += 1
+
     # ------------------------------------------------------------------ reading
 
     def locate(self, i: int) -> tuple[Any, int]:
