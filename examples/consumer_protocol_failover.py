@@ -1,9 +1,9 @@
 """A KIP-848 consumer group (``group.protocol=consumer``) across a coordinator failover, with
 confluent-kafka (librdkafka, unmodified).
 
-Two consumers split a 4-partition topic with the server-side ``range`` assignor; a third joins
-and takes its share while the others keep consuming what they keep (incremental: no
-stop-the-world rebalance); they commit; the script kills the broker that coordinates the group
+Two consumers split a 4-partition topic with the server-side ``uniform`` assignor (sticky: a
+member keeps what it has up to its share); a third joins and takes its share while the others
+keep consuming what they keep (incremental: no stop-the-world rebalance); they commit; the script kills the broker that coordinates the group
 (the leader of its ``__consumer_offsets`` partition); the new leader replays the group's
 records (epochs, target and current assignments) and offsets, the members go on, and a consumer
 started afterwards resumes exactly at the committed offsets.
@@ -38,7 +38,7 @@ class Member(threading.Thread):
     def __init__(self, bootstrap: str, name: str) -> None:
         super().__init__(daemon=True)
         self.consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": GROUP,
-                                  "group.protocol": "consumer", "group.remote.assignor": "range",
+                                  "group.protocol": "consumer", "group.remote.assignor": "uniform",
                                   "client.id": name, "auto.offset.reset": "earliest",
                                   "enable.auto.commit": False})
         self.values: list[str] = []

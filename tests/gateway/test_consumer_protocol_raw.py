@@ -190,3 +190,56 @@ def test_the_group_goes_on_after_its_coordinators_broker_dies(served):
     a = _hb(c, "member-a", 2, _owned(tid, keep))   # the group epoch moved: all to a
     assert a.member_epoch == 3 and _parts(a) == {0, 1, 2, 3}
     c.close()
+
+
+def test_classic_apis_meet_a_consumer_group(served):
+    """JoinGroup for a consumer group's id (INCONSISTENT_GROUP_PROTOCOL: the kit routes no
+    classic member into it), OffsetDelete of a subscribed topic (GROUP_SUBSCRIBED_TO_TOPIC),
+    DeleteGroups (NON_EMPTY_GROUP, then the group's records tombstoned)."""
+    srv, tid = served
+    c = _coordinator_client(srv)
+    a = _hb(c, "member-a", 0, join=True)
+    J = M.JoinGroupRequest
+    joined = c.request(J(group_id=GROUP, session_timeout_ms=10_000, rebalance_timeout_ms=10_000,
+                         member_id="", protocol_type="consumer", protocols=(
+                             J.JoinGroupRequestProtocol(name="range", metadata=b""),)), 7)
+    assert joined.error_code == E.INCONSISTENT_GROUP_PROTOCOL
+    D = M.OffsetDeleteRequest
+    deleted = c.request(D(group_id=GROUP, topics=(D.OffsetDeleteRequestTopic(
+        name=TOPIC, partitions=(D.OffsetDeleteRequestPartition(partition_index=0),)),)), 0)
+    assert deleted.topics[0].partitions[0].error_code == E.GROUP_SUBSCRIBED_TO_TOPIC
+    gone = c.request(M.DeleteGroupsRequest(groups_names=(GROUP,)), 2).results[0]
+    assert gone.error_code == E.NON_EMPTY_GROUP
+    assert _hb(c, "member-a", -1).error_code == 0
+    gone = c.request(M.DeleteGroupsRequest(groups_names=(GROUP,)), 2).results[0]
+    assert gone.error_code == 0
+    described = c.request(M.ConsumerGroupDescribeRequest(group_ids=(GROUP,)), 1).groups[0]
+    assert described.error_code == E.GROUP_ID_NOT_FOUND
+    assert a.member_epoch == 1 and _hb(c, "member-a", 1).error_code == E.GROUP_ID_NOT_FOUND
+    c.close()
+
+
+def test_a_consumer_group_takes_over_an_empty_classic_groups_offsets(served):
+    """An id with only offsets (a simple commit: an empty classic group) becomes a consumer
+    group on the first heartbeat (Kafka's getOrMaybeCreateConsumerGroup); the offsets stay."""
+    srv, tid = served
+    c = _coordinator_client(srv)
+    C = M.OffsetCommitRequest
+    simple = c.request(C(group_id=GROUP, generation_id_or_member_epoch=-1, member_id="",
+                         topics=(C.OffsetCommitRequestTopic(name=TOPIC, partitions=(
+                             C.OffsetCommitRequestPartition(partition_index=1,
+                                                            committed_offset=7),)),)), 9)
+    assert simple.topics[0].partitions[0].error_code == 0
+    listed = c.request(M.ListGroupsRequest(), 5).groups
+    assert [(g.group_id, g.group_type) for g in listed] == [(GROUP, "classic")]
+    a = _hb(c, "member-a", 0, join=True)
+    assert a.error_code == 0 and a.member_epoch == 1
+    listed = c.request(M.ListGroupsRequest(), 5).groups
+    assert [(g.group_id, g.group_type, g.group_state) for g in listed] == \
+        [(GROUP, "consumer", "Stable")]
+    F = M.OffsetFetchRequest
+    got = c.request(F(groups=(F.OffsetFetchRequestGroup(
+        group_id=GROUP, member_id="member-a", member_epoch=1, topics=None),)), 9).groups[0]
+    assert [(p.partition_index, p.committed_offset) for t in got.topics
+            for p in t.partitions] == [(1, 7)]
+    c.close()

@@ -100,6 +100,8 @@ def join_group(ctx: RequestContext, req: Any) -> Any:
     if not GROUP_MIN_SESSION_TIMEOUT_MS <= req.session_timeout_ms <= GROUP_MAX_SESSION_TIMEOUT_MS:
         return _join_error(req, E.INVALID_SESSION_TIMEOUT)
     protocols = [(p.name, bytes(p.metadata)) for p in req.protocols]
+    if req.group_id in shard.consumer_groups:  # a KIP-848 group: no classic members here
+        return _join_error(req, E.INCONSISTENT_GROUP_PROTOCOL)
     group = shard.groups.get(req.group_id)
     if group is None:
         group = shard.groups[req.group_id] = ClassicGroup(req.group_id)

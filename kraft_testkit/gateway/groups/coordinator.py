@@ -211,7 +211,8 @@ class GroupCoordinator:
         for group_id, offsets in shard.pending_txn.pop(producer_id, {}).items():
             if commit:
                 shard.offsets.setdefault(group_id, {}).update(offsets)
-                shard.groups.setdefault(group_id, ClassicGroup(group_id))
+                if group_id not in shard.consumer_groups:
+                    shard.groups.setdefault(group_id, ClassicGroup(group_id))
 
     # ------------------------------------------------------------------ timers
 

@@ -15,7 +15,9 @@ from kraft_testkit.protocol.error_codes import ErrorCode
 from ..context import RequestContext
 from . import records
 from .apis import _after_write, coordinator
+from .consumer import records as consumer_records
 from .consumer.apis import commit_error, fetch_error
+from .consumer.manager import subscribed_names
 from .coordinator import OFFSET_METADATA_MAX_BYTES
 from .group import COMPLETING, DEAD, EMPTY, STABLE, ClassicGroup
 
@@ -230,7 +232,8 @@ def delete_groups(ctx: RequestContext, req: Any) -> Any:
     writes = []
     for group_id in req.groups_names:
         shard, code = coord.shard_for(ctx.node, group_id)
-        group = None if shard is None else shard.groups.get(group_id)
+        group = None if shard is None else \
+            shard.consumer_groups.get(group_id) or shard.groups.get(group_id)
         if shard is None:
             results[group_id] = code
         elif group is None:
@@ -240,10 +243,14 @@ def delete_groups(ctx: RequestContext, req: Any) -> Any:
         else:
             recs = [records.offset_tombstone(group_id, t, p)
                     for t, p in sorted(shard.offsets.get(group_id, {}))]
-            recs.append(records.group_tombstone(group_id))
+            if group_id in shard.consumer_groups:  # ConsumerGroup#createGroupTombstoneRecords
+                recs += consumer_records.group_tombstones(group)
+            else:
+                recs.append(records.group_tombstone(group_id))
 
             def forget(shard: Any = shard, group_id: str = group_id) -> None:
                 shard.groups.pop(group_id, None)
+                shard.consumer_groups.pop(group_id, None)
                 shard.offsets.pop(group_id, None)
             writes.append((group_id, coord.write(shard, recs, forget)))
             results[group_id] = E.NONE
@@ -277,11 +284,16 @@ def offset_delete(ctx: RequestContext, req: Any) -> Any:
     R = M.OffsetDeleteResponse
     coord = coordinator(ctx)
     shard, code = coord.shard_for(ctx.node, req.group_id)
-    group = None if shard is None else shard.groups.get(req.group_id)
+    group = None if shard is None else \
+        shard.consumer_groups.get(req.group_id) or shard.groups.get(req.group_id)
     if shard is None or group is None:
         return R(error_code=code if shard is None else E.GROUP_ID_NOT_FOUND, throttle_time_ms=0,
                  topics=())
-    subscribed = group.subscribed_topics() if group.state not in (EMPTY, DEAD) else set()
+    if req.group_id in shard.consumer_groups:  # the topics its members subscribe to
+        image = coord.consumer.image(shard)
+        subscribed = set().union(*(subscribed_names(m, image) for m in group.members.values()))
+    else:
+        subscribed = group.subscribed_topics() if group.state not in (EMPTY, DEAD) else set()
     codes: dict[tuple[str, int], int] = {}
     recs = []
     for t in req.topics:

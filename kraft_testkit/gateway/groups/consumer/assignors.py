@@ -4,10 +4,9 @@
 * uniform, every member subscribed to the same topics: ``UniformHomogeneousAssignmentBuilder``
   ported step for step (each member keeps what it had up to its quota, the members that must
   take an extra partition are the last ones, the rest go out in topic order);
-* uniform, members subscribed to different topics: the kit's own sticky balance (keep what a
-  still-subscribed member has, hand the rest to the least-loaded subscriber, then move
-  partitions from the most to the least loaded subscriber while they differ by more than
-  one). Kafka's ``UniformHeterogeneousAssignmentBuilder`` is not ported yet (docs/fidelity.md);
+* uniform, members subscribed to different topics: ``UniformHeterogeneousAssignmentBuilder``
+  (``uniform_heterogeneous.py``): members keep what they still subscribe to, the rest goes to
+  the least-loaded subscribers topic by topic, then partitions move until balanced;
 * range: per topic, members sorted (static members by instance id first, then member ids)
   take consecutive ranges, the first ``partitions % members`` one more.
 
@@ -120,51 +119,10 @@ def _uniform_homogeneous(spec: GroupSpec, partitions_of: Callable[[Any], int]) -
 
 
 def _uniform_heterogeneous(spec: GroupSpec, partitions_of: Callable[[Any], int]) -> dict:
-    """Sticky and balanced per topic among its subscribers (the kit's own; see module doc)."""
-    from .java_order import uuid_order
+    """``UniformHeterogeneousAssignmentBuilder#build`` (uniform_heterogeneous.py)."""
+    from .uniform_heterogeneous import build
 
-    all_topics = uuid_order(t for m in spec.members for t in m.topics)
-    target: dict[str, dict[Any, set[int]]] = {m.member_id: {} for m in spec.members}
-    load = {m.member_id: 0 for m in spec.members}
-    rank = {m.member_id: i for i, m in enumerate(spec.members)}
-    for t in all_topics:
-        n = partitions_of(t)
-        if n == -1:
-            raise PartitionAssignorError(f"Members are subscribed to topic {t} which doesn't "
-                                         "exist in the topic metadata.")
-        subscribers = [m for m in spec.members if t in m.topics]
-        owner: dict[int, str] = {}
-        for m in subscribers:
-            for p in sorted(m.assignment.get(t, ())):
-                if p < n and p not in owner:
-                    owner[p] = m.member_id
-        for p, member_id in owner.items():
-            target[member_id].setdefault(t, set()).add(p)
-            load[member_id] += 1
-        for p in range(n):
-            if p not in owner:
-                best = min(subscribers, key=lambda m: (load[m.member_id], rank[m.member_id]))
-                target[best.member_id].setdefault(t, set()).add(p)
-                load[best.member_id] += 1
-    moved = True
-    while moved:
-        moved = False
-        for t in all_topics:
-            subscribers = sorted((m.member_id for m in spec.members if t in m.topics),
-                                 key=lambda i: (load[i], rank[i]))
-            if len(subscribers) < 2:
-                continue
-            low, high = subscribers[0], subscribers[-1]
-            if load[high] - load[low] > 1 and target[high].get(t):
-                p = max(target[high][t])
-                target[high][t].discard(p)
-                if not target[high][t]:
-                    del target[high][t]
-                target[low].setdefault(t, set()).add(p)
-                load[high] -= 1
-                load[low] += 1
-                moved = True
-    return {m: {t: frozenset(p) for t, p in a.items()} for m, a in target.items()}
+    return build(spec.members, partitions_of, PartitionAssignorError)
 
 
 def _range(spec: GroupSpec, partitions_of: Callable[[Any], int]) -> dict:

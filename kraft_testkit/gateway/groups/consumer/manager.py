@@ -144,6 +144,9 @@ class ConsumerGroupManager:
 
     def __init__(self, coordinator: Any) -> None:
         self.coordinator = coordinator
+        #: the assignor call (Kafka's ``ConsumerGroupPartitionAssignor#assign``); the parity
+        #: tests put Kafka's MockPartitionAssignor here
+        self.assign_fn = assign
 
     @property
     def config(self) -> Any:
@@ -178,7 +181,8 @@ class ConsumerGroupManager:
                 raise HeartbeatError(E.GROUP_ID_NOT_FOUND,
                                      f"Group {group_id} is not a consumer group.")
             group = ConsumerGroup(group_id)
-        member_id = req.member_id or str(Uuid(self.coordinator.random_bits(128).to_bytes(16, "big")))
+        member_id = req.member_id or \
+            str(Uuid(self.coordinator.random_bits(128).to_bytes(16, "big")))
         replaced: Member | None = None
         if iid is None:
             member = group.members.get(member_id)
@@ -266,6 +270,8 @@ class ConsumerGroupManager:
                 recs.append(R.current_assignment_record(group_id, final))
         self._replay(shard, recs)
         g = shard.consumer_groups.get(group_id)
+        if g is not None:  # an empty classic group of this id (offsets only) is replaced
+            shard.groups.pop(group_id, None)
         now = self.coordinator.session_now()
         if g is not None and member_id in g.members:
             g.session_deadlines[member_id] = now + self.config.group_consumer_session_timeout_ms
@@ -318,7 +324,7 @@ class ConsumerGroupManager:
             t = image.topic(topic_id)
             return -1 if t is None else len(t.partitions)
         try:
-            result = assign(name, GroupSpec(specs, homogeneous, inverted), partitions_of)
+            result = self.assign_fn(name, GroupSpec(specs, homogeneous, inverted), partitions_of)
         except PartitionAssignorError as e:
             raise HeartbeatError(E.UNKNOWN_SERVER_ERROR, f"Failed to compute a new target "
                                  f"assignment for epoch {group_epoch}: {e}") from None
