@@ -17,6 +17,7 @@ from ..context import Pending, RequestContext
 from ..groups import records as group_records
 from ..groups.apis import WRITE_TIMEOUT_MS
 from ..groups.apis import coordinator as group_coordinator
+from ..groups.consumer.apis import commit_error
 from ..groups.coordinator import OFFSET_METADATA_MAX_BYTES, OFFSETS_TOPIC, Write
 from ..groups.group import COMPLETING
 from .. import autojump
@@ -103,7 +104,13 @@ def _commit(ctx: RequestContext, req: Any, coord: Any, shard: Any, answer: Any,
     """``GroupCoordinatorShard#commitTransactionalOffset``: the member checks, then the
     transactional batch of offsets."""
     group = shard.groups.get(req.group_id)
-    if ctx.version >= 3 and req.member_id and group is not None and group.members:
+    consumer_group = shard.consumer_groups.get(req.group_id)
+    if consumer_group is not None:  # KIP-848 members: OffsetMetadataManager#validateTransactionalOffsetCommit
+        code = commit_error(consumer_group, req.member_id, req.generation_id, ctx.version,
+                            transactional=True, instance_id=req.group_instance_id)
+        if code:  # a stale member epoch is answered as a classic client knows it
+            return all_failed(E.ILLEGAL_GENERATION if code == E.STALE_MEMBER_EPOCH else code)
+    elif ctx.version >= 3 and req.member_id and group is not None and group.members:
         member = group.members.get(req.member_id)
         if member is None:
             return all_failed(E.UNKNOWN_MEMBER_ID)

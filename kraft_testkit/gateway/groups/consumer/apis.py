@@ -113,14 +113,19 @@ def _described(ctx: RequestContext, coord: Any, shard: Any, group: Any) -> Any:
                             members=members)
 
 
-def commit_error(group: Any, member_id: str, epoch: int, version: int) -> int:
-    """``ConsumerGroup#validateOffsetCommit``: 0, or the error for every partition."""
+def commit_error(group: Any, member_id: str, epoch: int, version: int, *,
+                 transactional: bool = False, instance_id: str | None = None) -> int:
+    """``ConsumerGroup#validateOffsetCommit``: 0, or the error for every partition. A
+    TxnOffsetCommit that names no member, generation or instance is not checked (those fields
+    are optional there), and it may use any version."""
     if epoch < 0 and not group.members:
+        return E.NONE
+    if transactional and epoch == -1 and not member_id and instance_id is None:
         return E.NONE
     member = group.members.get(member_id)
     if member is None:
         return E.UNKNOWN_MEMBER_ID
-    if version < 9:
+    if not transactional and version < 9:
         return E.UNSUPPORTED_VERSION
     return E.NONE if epoch == member.member_epoch else E.STALE_MEMBER_EPOCH
 
