@@ -38,7 +38,9 @@ async def test_a_30_second_lease_story_takes_milliseconds(kraft_async_cluster, a
     c.network.heal()
     await c.run_until(lambda c: not c.broker_state(victim).fenced, timeout_ms=20_000)
     await c.sleep(1_000)
-    assert time.perf_counter() - started_wall < 10  # 30+ virtual seconds, far less wall time
+    # 31 virtual seconds in less wall time than that, however loaded the machine: a loop on
+    # real time could not (the work itself takes about a second on an idle machine)
+    assert time.perf_counter() - started_wall < 31
 
 
 def _scenario(backend):
@@ -91,7 +93,7 @@ def test_loops_on_virtual_time_without_a_cluster():
     for backend in aio.BACKENDS:
         started = time.perf_counter()
         assert aio.run(main, backend=backend) == 3_600
-        assert time.perf_counter() - started < 2
+        assert time.perf_counter() - started < 60  # an hour in at most a minute, loaded
 
 
 def test_an_invariant_broken_during_a_plain_sleep_is_raised_not_lost():
@@ -131,7 +133,7 @@ def test_a_wall_clock_inside_async_code_follows_the_loop_and_never_hangs():
     for backend in aio.BACKENDS:
         started = time.perf_counter()
         assert aio.run(main, backend=backend) == pytest.approx(60.0)
-        assert time.perf_counter() - started < 5
+        assert time.perf_counter() - started < 30  # a real-time loop would take 60 s
 
 
 def test_kraft_async_cluster_on_a_real_time_backend_says_how_to_fix_it(pytester):

@@ -9,6 +9,18 @@ import time
 from collections.abc import Callable
 
 
+#: members started and not yet closed: ``close_leftovers`` stops them after a test that failed
+#: half-way (a member's client thread left running draws from the global random and logs
+#: tracebacks while later tests in the worker run)
+_LIVE: list[Member] = []
+
+
+def close_leftovers() -> None:
+    """Close every member a test left open (a test that failed before its own ``close()``)."""
+    while _LIVE:
+        _LIVE[-1].close()
+
+
 class Member:
     """One group member: ``records`` it got, its current ``assignment``; ``commit()`` commits
     what it consumed (synchronously, in its thread), ``close()`` leaves the group."""
@@ -24,6 +36,7 @@ class Member:
         self._lock = threading.Lock()
         self.thread = threading.Thread(target=self._guarded, name=f"member-{name}",
                                        daemon=True)
+        _LIVE.append(self)
         self.thread.start()
 
     def commit(self, timeout_s: float = 60) -> None:
@@ -36,6 +49,8 @@ class Member:
     def close(self, timeout_s: float = 60) -> None:
         self._stop.set()
         self.thread.join(timeout_s)
+        if self in _LIVE:
+            _LIVE.remove(self)
         assert not self.thread.is_alive(), f"{self.name} did not close"
 
     def _got(self, partition: int, offset: int, value: bytes) -> None:
@@ -122,9 +137,9 @@ class KafkaPythonMember(Member):
         # loses such a rejoin's assignment when a poll's timeout ends while it completes (its
         # own assignment clears need_rejoin, so the finished join is never applied)
         c.subscribe([self.topic])
-        while self.topic not in c.topics():
-            pass
         try:
+            while self.topic not in c.topics() and not self._stop.is_set():
+                time.sleep(0.01)  # each topics() is a Metadata request; do not spin on a core
             while not self._stop.is_set():
                 try:
                     polled = c.poll(timeout_ms=100)

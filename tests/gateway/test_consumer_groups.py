@@ -6,12 +6,19 @@ offsets; the offsets live in ``__consumer_offsets``."""
 from __future__ import annotations
 
 import pytest
-from group_clients import MEMBERS, wait_for
+from group_clients import MEMBERS, close_leftovers, wait_for
 
 from kraft_testkit import Cluster, serve
 from kraft_testkit.gateway.groups.coordinator import OFFSETS_TOPIC, partition_for
 
 TOPIC, GROUP, PARTITIONS = "orders", "billing", 6
+
+
+@pytest.fixture(autouse=True)
+def _members_closed():
+    """A test that fails half-way leaves no member's client running into the next test."""
+    yield
+    close_leftovers()
 
 
 def _produce(bootstrap: str, values: list[str]) -> None:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -64,8 +66,13 @@ def test_same_digest_in_another_process():
     here = run_seed(21, voters=3, minutes=1)
     code = ("from kraft_testkit.tools.simulate import run_seed; "
             "print(run_seed(21, voters=3, minutes=1).digest)")
+    # this checkout's code first (a worktree or a clone beside an editable install of another),
+    # the rest of the environment as it is; only the hash seed differs from this process's
+    root = str(Path(__file__).resolve().parents[2])
+    path = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True, env={"PYTHONHASHSEED": "12345", "PATH": ""})
+                         check=True, timeout=300,
+                         env={**os.environ, "PYTHONPATH": path, "PYTHONHASHSEED": "12345"})
     assert out.stdout.strip() == here.digest
 
 

@@ -276,8 +276,10 @@ def test_example_states_the_lease_kafka_uses():
 # ------------------------------------------------------------- a cheap plugin import
 
 def test_importing_the_plugin_pulls_in_no_codec_and_no_spark():
-    code = ("import sys, time; import pytest; t = time.perf_counter(); "
-            "import pytest_kraft.plugin; dt = (time.perf_counter() - t) * 1000; "
+    # cpu time of the import, not wall time: a loaded machine stretches the wall clock, not
+    # the work the import does (which is what "cheap" means here)
+    code = ("import sys, time; import pytest; t = time.process_time(); "
+            "import pytest_kraft.plugin; dt = (time.process_time() - t) * 1000; "
             "heavy = sorted(m for m in sys.modules if m.startswith(('kraft_testkit.', "
             "'pyspark', 'matplotlib', 'rich', 'crc32c', 'trio', 'anyio', 'freezegun', 'faker'))); "
             "print(repr((dt, heavy)))")
@@ -288,4 +290,4 @@ def test_importing_the_plugin_pulls_in_no_codec_and_no_spark():
         dt, heavy = ast.literal_eval(proc.stdout.strip())
         assert heavy == [], heavy
         times.append(dt)
-    assert min(times) < 20, times  # ms; the best of three, on a shared machine
+    assert min(times) < 20, times  # cpu ms; the best of three
