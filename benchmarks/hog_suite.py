@@ -136,11 +136,13 @@ def run_once(number: int, command: list[str], logs: Path, sample_every: float) -
 
 
 def commit() -> str:
+    """This checkout's commit; for an exported tree (``git archive``) without ``.git``, the
+    ``HOG_SUITE_COMMIT`` environment variable names it."""
     try:
         return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, text=True,
                               capture_output=True, check=True).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
-        return "?"
+        return os.environ.get("HOG_SUITE_COMMIT", "?")
 
 
 def table(runs: list[Run], hogs: int) -> str:
