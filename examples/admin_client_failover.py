@@ -23,7 +23,7 @@ def produce(bootstrap: str, values: list[str]) -> list[int]:
     for v in values:
         producer.produce("payments", value=v, partition=0,
                          on_delivery=lambda err, msg: offsets.append(msg.offset()))
-    assert producer.flush(30) == 0, "undelivered records"
+    assert producer.flush(60) == 0, "undelivered records"
     return offsets
 
 
@@ -45,7 +45,7 @@ def main(seed: int) -> list[str]:
     with serve(cluster) as srv:                     # stepping: time moves when requests need it
         bootstrap = srv.bootstrap_servers
         admin = AdminClient({"bootstrap.servers": bootstrap})
-        admin.create_topics([NewTopic("payments", 1, 3)])["payments"].result(20)
+        admin.create_topics([NewTopic("payments", 1, 3)])["payments"].result(60)
         print(f"t={cluster.now_ms} ms: created payments at {bootstrap}")
         produce(bootstrap, [f"before-{i}" for i in range(5)])
 
@@ -55,7 +55,7 @@ def main(seed: int) -> list[str]:
             c.run_until(lambda c: c.active_controller not in (None, old), timeout_ms=10_000)
             print(f"t={c.now_ms} ms: killed controller {old.id}; "
                   f"{c.active_controller.id} is active")
-        admin.create_topics([NewTopic("audit", 3, 3)])["audit"].result(30)
+        admin.create_topics([NewTopic("audit", 3, 3)])["audit"].result(60)
 
         with srv.hold() as c:
             leader = c.metadata.topic("payments").partitions[0].leader
@@ -68,7 +68,7 @@ def main(seed: int) -> list[str]:
             print(f"t={c.now_ms} ms: killed broker {leader}; broker {new_leader} leads payments-0")
         offsets = produce(bootstrap, [f"after-{i}" for i in range(5)])
         values = consume(bootstrap, 10)
-        seen = admin.list_topics(timeout=10).topics["payments"].partitions[0].leader
+        seen = admin.list_topics(timeout=60).topics["payments"].partitions[0].leader
         print(f"t={cluster.now_ms} ms: produced at offsets {offsets}; read back {len(values)} "
               f"records; the clients see leader {seen}, the metadata says {new_leader}")
     return values

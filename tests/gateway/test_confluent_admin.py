@@ -24,8 +24,8 @@ def admin(kraft_bootstrap):
 def test_create_and_describe_topics_match_the_metadata(admin, kraft_bootstrap, kraft_cluster):
     futures = admin.create_topics([NewTopic("orders", 6, 3), NewTopic("audit", 1, 2)])
     for f in futures.values():
-        f.result(20)
-    md = admin.list_topics(timeout=10)
+        f.result(60)
+    md = admin.list_topics(timeout=60)
     image = kraft_cluster.metadata
     for name in ("orders", "audit"):
         topic = image.topic(name)
@@ -39,46 +39,46 @@ def test_create_and_describe_topics_match_the_metadata(admin, kraft_bootstrap, k
 
 
 def test_duplicate_topic_is_kafkas_error(admin):
-    admin.create_topics([NewTopic("dup", 1, 1)])["dup"].result(20)
+    admin.create_topics([NewTopic("dup", 1, 1)])["dup"].result(60)
     with pytest.raises(ck.KafkaException) as e:
-        admin.create_topics([NewTopic("dup", 1, 1)])["dup"].result(20)
+        admin.create_topics([NewTopic("dup", 1, 1)])["dup"].result(60)
     assert e.value.args[0].code() == ck.KafkaError.TOPIC_ALREADY_EXISTS
 
 
 def test_describe_cluster(admin, kraft_cluster):
-    desc = admin.describe_cluster(request_timeout=10).result(20)
+    desc = admin.describe_cluster(request_timeout=60).result(60)
     assert desc.cluster_id == kraft_cluster.cluster_id
     assert sorted(n.id for n in desc.nodes) == kraft_cluster.broker_ids
     assert desc.controller.id in kraft_cluster.broker_ids  # a KRaft broker names a live broker
 
 
 def test_incremental_alter_and_describe_configs(admin, kraft_cluster):
-    admin.create_topics([NewTopic("cfg", 1, 3)])["cfg"].result(20)
+    admin.create_topics([NewTopic("cfg", 1, 3)])["cfg"].result(60)
     res = ConfigResource("topic", "cfg", incremental_configs=[
         ConfigEntry("retention.ms", "3600000", incremental_operation=AlterConfigOpType.SET)])
     for f in admin.incremental_alter_configs([res]).values():
-        f.result(20)
+        f.result(60)
     assert kraft_cluster.metadata.configs.topic("cfg")["retention.ms"] == "3600000"
     described = admin.describe_configs([ConfigResource("topic", "cfg")])
-    entries = next(iter(described.values())).result(20)
+    entries = next(iter(described.values())).result(60)
     assert entries["retention.ms"].value == "3600000"
 
 
 def test_create_partitions_and_delete_topic(admin, kraft_cluster):
-    admin.create_topics([NewTopic("grow", 2, 3)])["grow"].result(20)
-    admin.create_partitions([NewPartitions("grow", 5)])["grow"].result(20)
+    admin.create_topics([NewTopic("grow", 2, 3)])["grow"].result(60)
+    admin.create_partitions([NewPartitions("grow", 5)])["grow"].result(60)
     assert len(kraft_cluster.metadata.topic("grow").partitions) == 5
-    admin.delete_topics(["grow"])["grow"].result(20)
+    admin.delete_topics(["grow"])["grow"].result(60)
     assert kraft_cluster.metadata.topic("grow") is None
-    assert "grow" not in admin.list_topics(timeout=10).topics
+    assert "grow" not in admin.list_topics(timeout=60).topics
 
 
 def test_admin_requests_survive_a_controller_failover(admin, kraft_bootstrap, kraft_cluster):
-    admin.create_topics([NewTopic("before", 1, 3)])["before"].result(20)
+    admin.create_topics([NewTopic("before", 1, 3)])["before"].result(60)
     with kraft_bootstrap.hold() as c:
         old = c.active_controller
         c.faults.kill(old)  # the next request is forwarded until a new controller answers
-    admin.create_topics([NewTopic("during", 3, 3)])["during"].result(30)
+    admin.create_topics([NewTopic("during", 3, 3)])["during"].result(60)
     assert kraft_cluster.active_controller not in (None, old)
     assert kraft_cluster.metadata.topic("during") is not None
 
@@ -95,12 +95,12 @@ def test_acls_round_trip(admin, kraft_cluster):
 
     binding = AclBinding(ResourceType.TOPIC, "orders", ResourcePatternType.LITERAL,
                          "User:alice", "*", AclOperation.READ, AclPermissionType.ALLOW)
-    admin.create_acls([binding])[binding].result(20)
+    admin.create_acls([binding])[binding].result(60)
     assert len(kraft_cluster.metadata.acls.acls) == 1
     flt = AclBindingFilter(ResourceType.ANY, None, ResourcePatternType.ANY, None, None,
                            AclOperation.ANY, AclPermissionType.ANY)
-    assert admin.describe_acls(flt).result(20) == [binding]
-    assert admin.delete_acls([flt])[flt].result(20) == [binding]
+    assert admin.describe_acls(flt).result(60) == [binding]
+    assert admin.delete_acls([flt])[flt].result(60) == [binding]
     assert len(kraft_cluster.metadata.acls.acls) == 0
 
 
@@ -108,22 +108,22 @@ def test_list_offsets_after_producing(admin, kraft_bootstrap):
     from confluent_kafka import Producer, TopicPartition
     from confluent_kafka.admin import OffsetSpec
 
-    admin.create_topics([NewTopic("counted", 1, 3)])["counted"].result(20)
+    admin.create_topics([NewTopic("counted", 1, 3)])["counted"].result(60)
     p = Producer({"bootstrap.servers": kraft_bootstrap.bootstrap_servers, "acks": "all",
                   "enable.idempotence": False})
     for i in range(7):
         p.produce("counted", value=str(i), partition=0, timestamp=1_000 + i)
-    assert p.flush(20) == 0
+    assert p.flush(60) == 0
     tp = TopicPartition("counted", 0)
-    latest = admin.list_offsets({tp: OffsetSpec.latest()})[tp].result(20)
-    earliest = admin.list_offsets({tp: OffsetSpec.earliest()})[tp].result(20)
+    latest = admin.list_offsets({tp: OffsetSpec.latest()})[tp].result(60)
+    earliest = admin.list_offsets({tp: OffsetSpec.earliest()})[tp].result(60)
     assert (earliest.offset, latest.offset) == (0, 7)
 
 
 def test_elect_leaders(admin, kraft_cluster):
     from confluent_kafka import ElectionType, TopicPartition
 
-    admin.create_topics([NewTopic("elect", 1, 3)])["elect"].result(20)
-    result = admin.elect_leaders(ElectionType.PREFERRED, [TopicPartition("elect", 0)]).result(20)
+    admin.create_topics([NewTopic("elect", 1, 3)])["elect"].result(60)
+    result = admin.elect_leaders(ElectionType.PREFERRED, [TopicPartition("elect", 0)]).result(60)
     # the preferred replica leads already: Kafka's ELECTION_NOT_NEEDED
     assert result[TopicPartition("elect", 0)].code() == ck.KafkaError.ELECTION_NOT_NEEDED

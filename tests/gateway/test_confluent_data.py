@@ -22,7 +22,7 @@ def _produce(bootstrap: str, topic: str, partition: int, values: list[str]) -> l
                   "topic.metadata.refresh.interval.ms": 500})
     for v in values:
         p.produce(topic, value=v, partition=partition, on_delivery=on_delivery)
-    assert p.flush(30) == 0
+    assert p.flush(60) == 0
     return delivered
 
 
@@ -51,7 +51,7 @@ def _leader(cluster, topic: str, partition: int) -> int:
 
 def test_produce_and_consume_round_trip(kraft_bootstrap, kraft_cluster):
     admin = AdminClient({"bootstrap.servers": kraft_bootstrap.bootstrap_servers})
-    admin.create_topics([NewTopic("orders", 3, 3)])["orders"].result(20)
+    admin.create_topics([NewTopic("orders", 3, 3)])["orders"].result(60)
     delivered = _produce(kraft_bootstrap.bootstrap_servers, "orders", 1,
                          [f"order-{i}" for i in range(20)])
     assert [o for _, o, _ in delivered] == list(range(20))
@@ -67,7 +67,7 @@ def test_produce_and_consume_round_trip(kraft_bootstrap, kraft_cluster):
 def test_failover_and_broker_kill_lose_no_acknowledged_record(kraft_bootstrap, kraft_cluster):
     bootstrap = kraft_bootstrap.bootstrap_servers
     admin = AdminClient({"bootstrap.servers": bootstrap})
-    admin.create_topics([NewTopic("payments", 1, 3)])["payments"].result(20)
+    admin.create_topics([NewTopic("payments", 1, 3)])["payments"].result(60)
     first = _produce(bootstrap, "payments", 0, [f"a{i}" for i in range(10)])
     assert len(first) == 10
 
@@ -76,7 +76,7 @@ def test_failover_and_broker_kill_lose_no_acknowledged_record(kraft_bootstrap, k
         c.faults.kill(old)
         c.run_until(lambda c: c.active_controller not in (None, old), timeout_ms=10_000)
     # the admin client's requests reach the new controller (forwarded by the brokers)
-    admin.create_topics([NewTopic("after-failover", 2, 3)])["after-failover"].result(30)
+    admin.create_topics([NewTopic("after-failover", 2, 3)])["after-failover"].result(60)
     assert kraft_cluster.metadata.topic("after-failover") is not None
 
     with kraft_bootstrap.hold() as c:  # kill the partition leader; wait for a new one
@@ -92,7 +92,7 @@ def test_failover_and_broker_kill_lose_no_acknowledged_record(kraft_bootstrap, k
 
     got = _consume(bootstrap, "payments", 0, 20)
     assert [v for _, v in got] == [f"a{i}" for i in range(10)] + [f"b{i}" for i in range(10)]
-    md = admin.list_topics(timeout=10)
+    md = admin.list_topics(timeout=60)
     assert md.topics["payments"].partitions[0].leader == new_leader
     assert leader not in md.brokers  # the dead broker is gone from Metadata
 
@@ -100,14 +100,14 @@ def test_failover_and_broker_kill_lose_no_acknowledged_record(kraft_bootstrap, k
 def test_idempotent_producer(kraft_bootstrap, kraft_cluster):
     """librdkafka with enable.idempotence=true: InitProducerId, then sequenced batches."""
     admin = AdminClient({"bootstrap.servers": kraft_bootstrap.bootstrap_servers})
-    admin.create_topics([NewTopic("idem", 2, 3)])["idem"].result(20)
+    admin.create_topics([NewTopic("idem", 2, 3)])["idem"].result(60)
     p = Producer({"bootstrap.servers": kraft_bootstrap.bootstrap_servers,
                   "enable.idempotence": True})
     errors = []
     for i in range(30):
         p.produce("idem", value=str(i), partition=i % 2,
                   on_delivery=lambda err, msg: errors.append(err))
-    assert p.flush(30) == 0
+    assert p.flush(60) == 0
     assert errors == [None] * 30
     got = _consume(kraft_bootstrap.bootstrap_servers, "idem", 1, 15)
     assert [v for _, v in got] == [str(i) for i in range(1, 30, 2)]

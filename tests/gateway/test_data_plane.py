@@ -103,7 +103,7 @@ def test_acks_zero_gets_no_answer_but_appends(kraft_bootstrap, kraft_cluster):
         leader = c.metadata.topic("quiet").partitions[0].leader
     _produce(srv, leader, "quiet", b"fire-and-forget", 0)
     srv.wait_until(lambda c: srv.data_plane.log(
-        leader, c.metadata.topic("quiet").id, 0).log_end_offset == 1, timeout_s=10)
+        leader, c.metadata.topic("quiet").id, 0).log_end_offset == 1, timeout_s=60)
 
 
 def test_acks_zero_with_an_error_closes_the_connection(kraft_bootstrap, kraft_cluster):

@@ -20,7 +20,7 @@ def _create_and_fill(srv, count: int = 10) -> None:
     for part in (0, 1):
         for i in range(count):
             p.send(TOPIC, b"p%d-%d" % (part, i), partition=part)
-    p.flush(30)
+    p.flush(60)
     p.close()
 
 
@@ -41,17 +41,17 @@ def test_confluent_admin_delete_records(kraft_bootstrap):
     admin = AdminClient({"bootstrap.servers": kraft_bootstrap.bootstrap_servers})
     futures = admin.delete_records([TopicPartition(TOPIC, 0, 4),
                                     TopicPartition(TOPIC, 1, ck.OFFSET_END)])
-    lows = {tp.partition: f.result(30).low_watermark for tp, f in futures.items()}
+    lows = {tp.partition: f.result(60).low_watermark for tp, f in futures.items()}
     assert lows == {0: 4, 1: 10}  # OFFSET_END (-1): up to the high watermark
     assert _log_starts(kraft_bootstrap) == {(0, 4), (1, 10)}
     (bad,) = admin.delete_records([TopicPartition(TOPIC, 0, 99)]).values()
     with pytest.raises(ck.KafkaException) as e:
-        bad.result(30)
+        bad.result(60)
     assert e.value.args[0].code() == ck.KafkaError.OFFSET_OUT_OF_RANGE
 
     c = Consumer({"bootstrap.servers": kraft_bootstrap.bootstrap_servers, "group.id": "dr",
                   "enable.auto.commit": False})
-    assert c.get_watermark_offsets(TopicPartition(TOPIC, 0), timeout=20) == (4, 10)
+    assert c.get_watermark_offsets(TopicPartition(TOPIC, 0), timeout=60) == (4, 10)
     c.assign([TopicPartition(TOPIC, 0, ck.OFFSET_BEGINNING)])
     got = []
     for _ in range(200):

@@ -27,7 +27,7 @@ def test_every_advertised_version_answers(kraft_bootstrap, kraft_cluster, role):
         body = M.REQUESTS[api_key]()
         if api_key == 0:
             body = body.replace(acks=1)  # acks=0 (the default) gets no answer at all
-        client = RawClient(srv.address(node)[1], timeout=10)
+        client = RawClient(srv.address(node)[1], timeout=60)
         try:
             if api_key in (17, 36):  # SASL needs its own order; one handshake is enough here
                 body = M.SaslHandshakeRequest(mechanism="PLAIN") if api_key == 17 else body
@@ -84,7 +84,7 @@ def test_data_plane_and_admin_answers_at_every_version(kraft_bootstrap, kraft_cl
     ranges = srv.apis("broker")
     for api_key in (0, 1, 2, 3, 19, 23, 32):
         for version in ranges[api_key]:
-            client = RawClient(srv.address(leader)[1], timeout=10)
+            client = RawClient(srv.address(leader)[1], timeout=60)
             body = _rich_requests(version, t.id, batch)[api_key]
             answer = client.request(body, version)
             client.close()

@@ -124,7 +124,7 @@ def test_confluent_admin_describes_a_brokers_configs():
     with serve(cluster) as srv:
         admin = AdminClient({"bootstrap.servers": srv.bootstrap_servers})
         futures = admin.describe_configs([ConfigResource("broker", str(broker))])
-        entries = next(iter(futures.values())).result(20)
+        entries = next(iter(futures.values())).result(60)
         assert entries["log.cleaner.threads"].value == "3"
         assert entries["log.cleaner.threads"].source == \
             ck.admin.ConfigSource.DYNAMIC_BROKER_CONFIG.value

@@ -32,7 +32,7 @@ def _confluent(bootstrap: str):
                          "message.timeout.ms": 30_000, "linger.ms": 5})
         for v in values:
             p.produce(TOPIC, value=v.encode(), partition=0, on_delivery=done)
-        assert p.flush(40) == 0
+        assert p.flush(60) == 0
         assert errors == []
         return sorted(offsets)
 
@@ -63,7 +63,7 @@ def _kafka_python(bootstrap: str):
                                 retries=20, retry_backoff_ms=100, request_timeout_ms=30_000)
         try:
             futures = [p.send(TOPIC, v.encode(), partition=0) for v in values]
-            return sorted(f.get(timeout=40).offset for f in futures)
+            return sorted(f.get(timeout=60).offset for f in futures)
         finally:
             p.close()
 

@@ -18,7 +18,7 @@ def test_idempotent_producer_rides_out_a_leader_kill_in_paced_time(kraft_bootstr
     srv = kraft_bootstrap
     bootstrap = srv.bootstrap_servers
     admin = AdminClient({"bootstrap.servers": bootstrap})
-    admin.create_topics([NewTopic("stream", 1, 3)])["stream"].result(30)
+    admin.create_topics([NewTopic("stream", 1, 3)])["stream"].result(60)
     producer = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True,
                          "acks": "all", "linger.ms": 5, "retry.backoff.ms": 100,
                          "message.timeout.ms": 60_000})

@@ -132,7 +132,7 @@ def test_an_open_transaction_holds_the_last_stable_offset():
         plain = ck.Producer({"bootstrap.servers": boot, "acks": "all"})
         for i in range(3):
             plain.produce(TOPIC, f"p{i}".encode(), partition=0)
-        plain.flush(30)
+        plain.flush(60)
         p = PRODUCERS["confluent"](boot, "tx-lso")
         p.init()
         p.begin()
@@ -142,7 +142,7 @@ def test_an_open_transaction_holds_the_last_stable_offset():
 
         def offsets(level: str) -> tuple[int, int]:
             c = ck.Consumer({"bootstrap.servers": boot, "group.id": "x", "isolation.level": level})
-            low, high = c.get_watermark_offsets(ck.TopicPartition(TOPIC, 0), timeout=30)
+            low, high = c.get_watermark_offsets(ck.TopicPartition(TOPIC, 0), timeout=60)
             c.close()
             return low, high
         assert offsets("read_uncommitted") == (0, 7)

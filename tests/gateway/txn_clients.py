@@ -43,7 +43,7 @@ class ConfluentTxn(Txn):
         self.p.abort_transaction(60)
 
     def close(self) -> None:
-        self.p.flush(10)
+        self.p.flush(60)
 
 
 class KafkaPythonTxn(Txn):
