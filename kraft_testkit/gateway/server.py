@@ -151,14 +151,17 @@ class Gateway:
         """Stop serving: close every socket (the cluster stays usable from this thread)."""
         self._stop.set()
         if self._thread is not None:
-            self._thread.join(timeout=10)
-        for sock in list(self._conns):
-            self._drop(self._conns[sock], None)
-        for sock in list(self._listeners):
-            self._selector.unregister(sock)
-            sock.close()
-        self._listeners.clear()
-        self.data_plane.enabled = False
+            # one turn of the loop can run the simulation for seconds on a loaded machine; the
+            # lock below keeps the sockets out of a turn still running after the bound
+            self._thread.join(timeout=60)
+        with self.lock:
+            for sock in list(self._conns):
+                self._drop(self._conns[sock], None)
+            for sock in list(self._listeners):
+                self._selector.unregister(sock)
+                sock.close()
+            self._listeners.clear()
+            self.data_plane.enabled = False
 
     def __enter__(self) -> Self:
         return self.start() if self._thread is None else self
