@@ -8,7 +8,7 @@ import copy
 import pickle
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from sim_helpers import Msg, Other, Script, recorder
 
@@ -157,6 +157,7 @@ def test_a_link_that_draws_more_than_latency_and_tie_is_not_plain():
     assert sim.network._link(1, 2).plain is None  # noqa: SLF001
 
 
+@settings(deadline=None)  # Hypothesis' 200 ms per example is wall time: a loaded machine
 @given(st.lists(st.text() | st.integers() | st.booleans() | st.none() |
                 st.floats(allow_nan=False), max_size=6))
 def test_compact_json_is_the_json_encoders_text(items):
