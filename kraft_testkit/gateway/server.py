@@ -473,7 +473,10 @@ class Gateway:
             wall0, virtual0 = self._anchor
             target = virtual0 + int((time.monotonic() - wall0) * 1000 * self.speed)
             if target > sim.now_ms:
-                sim.run_for(target - sim.now_ms)
+                # at most 100 ms of wall time's worth per turn: a simulation slower than the
+                # speed (a loaded machine) catches up over several turns, and every turn still
+                # serves the sockets and sees a stop, instead of one turn growing without bound
+                sim.run_for(min(target - sim.now_ms, max(1, int(100 * self.speed))))
             return
         waits = [s.pending for c in self._conns.values() for s in c.slots
                  if s.pending is not None and self._node_state(c.node) == "up"
