@@ -97,14 +97,14 @@ def main(seed: int = 7) -> list[str]:
         wait(lambda: {f"second-{i}" for i in range(8)} <= set(a.values + b.values))
         a.commit(), b.commit()
         a.stop.set(), b.stop.set()
-        a.join(30), b.join(30)
+        a.join(120), b.join(120)  # bounds for a loaded machine; each ends when it left
 
         produce(boot, [f"third-{i}" for i in range(4)])
         late = Member(boot, "late")  # starts at the committed offsets
         wait(lambda: len(late.values) >= 4)
         time.sleep(0.5)  # anything it should not have read would show up now
         late.stop.set()
-        late.join(30)
+        late.join(120)
         with srv.hold() as c:
             now = c.metadata.topic(OFFSETS_TOPIC).partitions[
                 partition_for(GROUP, partitions)].leader

@@ -12,11 +12,30 @@ import pytest
 kafka = pytest.importorskip("kafka")
 
 
+def _serve(*args: str) -> subprocess.Popen:
+    """``kraft-testkit serve`` as a shell starts it in the foreground: Ctrl-C (SIGINT) stops it.
+    A process started from a background job or a test worker inherits SIGINT ignored, and
+    Python then leaves it ignored (the server would never stop): restore the default."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "kraft_testkit.tools.cli", "serve", *args],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+
+
+def _stop(proc: subprocess.Popen) -> tuple[str, str]:
+    """Ctrl-C, and the output once it stopped; killed (and the test failed) if it does not
+    stop within a bound generous for a loaded machine, so no server outlives its test."""
+    proc.send_signal(signal.SIGINT)
+    try:
+        return proc.communicate(timeout=120)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        raise
+
+
 def test_serve_prints_addresses_and_stops_on_ctrl_c():
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "kraft_testkit.tools.cli", "serve", "--controllers", "3",
-         "--brokers", "3", "--seed", "7", "--speed", "10"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = _serve("--controllers", "3", "--brokers", "3", "--seed", "7", "--speed", "10")
     try:
         servers = proc.stdout.readline().strip()
         controllers = proc.stdout.readline().strip()
@@ -30,18 +49,16 @@ def test_serve_prints_addresses_and_stops_on_ctrl_c():
         assert "from-the-shell" in admin.list_topics()
         admin.close()
     finally:
-        proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=120)
+        out, err = _stop(proc)
     assert proc.returncode == 0, err
     assert "stopped at virtual time" in out
 
 
 def test_serve_with_sasl_users():
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "kraft_testkit.tools.cli", "serve", "--seed", "3", "--sasl",
-         "--scram-user", "alice:alice-secret", "--seconds", "600"],  # Ctrl-C stops it; the
-        # bound only keeps an orphan from serving on (a loaded machine can take 20 s to connect)
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # Ctrl-C stops it; --seconds only keeps an orphan from serving on (20 s was too short for
+    # a loaded machine to connect a client)
+    proc = _serve("--seed", "3", "--sasl", "--scram-user", "alice:alice-secret",
+                  "--seconds", "600")
     try:
         servers = proc.stdout.readline().strip().split("=", 1)[1]
         from kafka.admin import KafkaAdminClient
@@ -52,8 +69,7 @@ def test_serve_with_sasl_users():
         assert admin.describe_cluster()["cluster_id"]
         admin.close()
     finally:
-        proc.send_signal(signal.SIGINT)
-        proc.communicate(timeout=120)
+        _stop(proc)
     assert proc.returncode == 0
 
 
