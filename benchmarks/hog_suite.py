@@ -127,6 +127,10 @@ def run_once(number: int, command: list[str], logs: Path, sample_every: float) -
             if suite.poll() is None:
                 os.killpg(suite.pid, signal.SIGKILL)
                 suite.wait()
+            try:  # whatever the run left behind in its group (a server a failed test started)
+                os.killpg(suite.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
     done.set()
     sampler.join()
     run.end = datetime.now(timezone.utc)
