@@ -39,19 +39,28 @@ class Member:
         _LIVE.append(self)
         self.thread.start()
 
-    def commit(self, timeout_s: float = 60) -> None:
+    #: the default bound of ``commit()`` and ``close()``, wall seconds (ends only a run gone wrong)
+    WAIT_S: float = 60
+
+    def commit(self, timeout_s: float | None = None) -> None:
+        timeout_s = timeout_s or self.WAIT_S
         self._committed.clear()
         self._commit.set()
         if not self._committed.wait(timeout_s):
             raise AssertionError(f"{self.name}: commit not done in {timeout_s} s; {self.errors}")
         assert not self.errors, self.errors
 
-    def close(self, timeout_s: float = 60) -> None:
+    def close(self, timeout_s: float | None = None) -> None:
+        timeout_s = timeout_s or self.WAIT_S
         self._stop.set()
         self.thread.join(timeout_s)
         if self in _LIVE:
             _LIVE.remove(self)
         assert not self.thread.is_alive(), f"{self.name} did not close"
+
+    def values(self) -> list[str]:
+        with self._lock:
+            return [v for _, _, v in self.records]
 
     def _got(self, partition: int, offset: int, value: bytes) -> None:
         with self._lock:

@@ -7,7 +7,8 @@ and a new member resumes exactly there. Both server-side assignors."""
 from __future__ import annotations
 
 import pytest
-from kip848_clients import ProtocolMember, wait_for
+from group_clients import close_leftovers, wait_for
+from kip848_clients import ProtocolMember
 
 from kraft_testkit import Cluster, serve
 from kraft_testkit.gateway.groups.coordinator import OFFSETS_TOPIC, partition_for
@@ -16,6 +17,13 @@ ck = pytest.importorskip("confluent_kafka")
 
 TOPIC, PARTITIONS = "orders", 6
 CONFIGS = {"group.consumer.heartbeat.interval.ms": 1000}
+
+
+@pytest.fixture(autouse=True)
+def _members_closed():
+    """A test that fails half-way leaves no member's client running into the next test."""
+    yield
+    close_leftovers()
 
 
 def _produce(bootstrap: str, values: list[str]) -> None:

@@ -125,18 +125,7 @@ def init_producer_id(ctx: RequestContext, req: Any) -> Any:
         return failed(E.INVALID_TRANSACTION_TIMEOUT)
     expected = (req.producer_id, req.producer_epoch) if ctx.version >= 3 and \
         req.producer_id >= 0 else None
-    new_id: dict[str, Any] = {}
-
-    def fresh_id() -> int | None:
-        """A new producer id (None while the controller allocates a block)."""
-        if "poll" not in new_id:
-            new_id["poll"] = producer_ids.allocator(ctx)
-        got = new_id["poll"]()
-        if got is None:
-            return None
-        if got[0]:
-            raise _Failed(got[0])
-        return got[1]
+    fresh_id = _NewProducerId(ctx)
 
     def attempt() -> Any:
         shard, code = coord.shard_for(ctx.node, tid)
@@ -190,6 +179,25 @@ def init_producer_id(ctx: RequestContext, req: Any) -> Any:
         return _Wait(coord.transit(shard, meta, new), answer)
 
     return _serve(ctx, attempt, failed)
+
+
+class _NewProducerId:
+    """A new producer id from the controller, asked for once and polled until it comes (None
+    while the controller allocates a block; a refusal raises ``_Failed``)."""
+
+    def __init__(self, ctx: RequestContext) -> None:
+        self._ctx = ctx
+        self._poll: Callable[[], Any] | None = None
+
+    def __call__(self) -> int | None:
+        if self._poll is None:
+            self._poll = producer_ids.allocator(self._ctx)
+        got = self._poll()
+        if got is None:
+            return None
+        if got[0]:
+            raise _Failed(got[0])
+        return got[1]
 
 
 class _Failed(Exception):
@@ -398,18 +406,7 @@ def end_txn(ctx: RequestContext, req: Any) -> Any:
                  producer_epoch=answer[1] if not code else -1)
     if not tid:
         return failed(E.INVALID_REQUEST)
-    new_id: dict[str, Any] = {}
-
-    def next_id() -> int | None:
-        """A new producer id for an end that exhausts the epoch (None while allocating)."""
-        if "poll" not in new_id:
-            new_id["poll"] = producer_ids.allocator(ctx)
-        got = new_id["poll"]()
-        if got is None:
-            return None
-        if got[0]:
-            raise _Failed(got[0])
-        return got[1]
+    next_id = _NewProducerId(ctx)  # for an end that exhausts the epoch
 
     def attempt() -> Any:
         shard, code = coord.shard_for(ctx.node, tid)
