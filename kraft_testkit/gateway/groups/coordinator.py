@@ -26,6 +26,7 @@ from kraft_testkit.protocol.error_codes import ErrorCode
 from kraft_testkit.sim.rng import RngTree
 
 from . import records
+from .consumer.java_order import java_string_hash
 from .group import COMPLETING, EMPTY, PREPARING, STABLE, ClassicGroup, Member
 
 E = ErrorCode
@@ -34,15 +35,6 @@ GROUP_MIN_SESSION_TIMEOUT_MS = 6_000           # group.min.session.timeout.ms
 GROUP_MAX_SESSION_TIMEOUT_MS = 1_800_000       # group.max.session.timeout.ms
 GROUP_INITIAL_REBALANCE_DELAY_MS = 3_000       # group.initial.rebalance.delay.ms
 OFFSET_METADATA_MAX_BYTES = 4096               # offset.metadata.max.bytes
-
-
-def java_string_hash(text: str) -> int:
-    """``String.hashCode()``: over UTF-16 code units, in 32-bit arithmetic."""
-    h = 0
-    data = text.encode("utf-16-be")
-    for i in range(0, len(data), 2):
-        h = (31 * h + ((data[i] << 8) | data[i + 1])) & 0xFFFFFFFF
-    return h - (1 << 32) if h >= 1 << 31 else h
 
 
 def partition_for(group_id: str, partitions: int) -> int:

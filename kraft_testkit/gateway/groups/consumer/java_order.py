@@ -16,7 +16,8 @@ K = TypeVar("K")
 
 
 def java_string_hash(text: str) -> int:
-    """``String.hashCode()`` over UTF-16 code units, 32-bit (as groups/coordinator.py)."""
+    """``String.hashCode()`` over UTF-16 code units, 32-bit (also the group's
+    ``__consumer_offsets`` partition, groups/coordinator.py)."""
     h = 0
     data = text.encode("utf-16-be")
     for i in range(0, len(data), 2):
