@@ -35,7 +35,7 @@ TOPIC, PARTITIONS, VALUE = "bench", 6, b"x" * 100
 
 
 def one_repeat(n: int) -> dict[str, float]:
-    from confluent_kafka import Consumer, Producer, TopicPartition
+    from confluent_kafka import Producer
 
     cluster = Cluster(3, 3, seed=1)
     with serve(cluster) as srv:
@@ -64,21 +64,30 @@ def one_repeat(n: int) -> dict[str, float]:
         produce_s = time.perf_counter() - t0
         del p  # librdkafka's handle goes before the gateway's sockets
 
-        c = Consumer({"bootstrap.servers": boot, "group.id": "bench",
-                      "enable.auto.commit": False, "fetch.wait.max.ms": 100})
-        t0 = time.perf_counter()
-        c.assign([TopicPartition(TOPIC, p, 0) for p in range(PARTITIONS)])
-        got = 0
-        deadline = time.monotonic() + 300
-        while got < n:
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"read {got} of {n}")
-            for m in c.consume(1000, 0.2):
-                if m.error() is None:
-                    got += 1
-        consume_s = time.perf_counter() - t0
-        c.close()
+        consume_s = consume_all(boot, n)
     return {"produce": n / produce_s, "consume": n / consume_s}
+
+
+def consume_all(boot: str, n: int, **config: object) -> float:
+    """Wall seconds for one confluent consumer to read ``n`` records from the start of every
+    partition of ``TOPIC`` (``config`` added to the consumer's, e.g. an isolation level)."""
+    from confluent_kafka import Consumer, TopicPartition
+
+    c = Consumer({"bootstrap.servers": boot, "group.id": "bench",
+                  "enable.auto.commit": False, "fetch.wait.max.ms": 100, **config})
+    t0 = time.perf_counter()
+    c.assign([TopicPartition(TOPIC, p, 0) for p in range(PARTITIONS)])
+    got = 0
+    deadline = time.monotonic() + 300
+    while got < n:
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"read {got} of {n}")
+        for m in c.consume(1000, 0.2):
+            if m.error() is None:
+                got += 1
+    seconds = time.perf_counter() - t0
+    c.close()
+    return seconds
 
 
 def main() -> None:

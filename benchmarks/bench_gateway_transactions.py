@@ -28,13 +28,13 @@ try:
 except ImportError:
     sys.path.insert(0, str(ROOT))
 
-from kraft_testkit import Cluster, serve
+from bench_gateway_clients import PARTITIONS, TOPIC, VALUE, consume_all  # noqa: E402
 
-TOPIC, PARTITIONS, VALUE = "bench", 6, b"x" * 100
+from kraft_testkit import Cluster, serve
 
 
 def one_repeat(transactions: int, per_txn: int) -> dict[str, float]:
-    from confluent_kafka import Consumer, Producer, TopicPartition
+    from confluent_kafka import Producer
 
     cluster = Cluster(3, 3, seed=1)
     with serve(cluster) as srv:
@@ -54,21 +54,7 @@ def one_repeat(transactions: int, per_txn: int) -> dict[str, float]:
         del p  # librdkafka's handle goes before the gateway's sockets
 
         n = transactions * per_txn
-        c = Consumer({"bootstrap.servers": boot, "group.id": "bench",
-                      "isolation.level": "read_committed", "enable.auto.commit": False,
-                      "fetch.wait.max.ms": 100})
-        t0 = time.perf_counter()
-        c.assign([TopicPartition(TOPIC, q, 0) for q in range(PARTITIONS)])
-        got = 0
-        deadline = time.monotonic() + 300
-        while got < n:
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"read {got} of {n}")
-            for m in c.consume(1000, 0.2):
-                if m.error() is None:
-                    got += 1
-        consume_s = time.perf_counter() - t0
-        c.close()
+        consume_s = consume_all(boot, n, **{"isolation.level": "read_committed"})
     return {"commits": transactions / commit_s, "produce": n / commit_s,
             "consume": n / consume_s}
 
