@@ -83,8 +83,59 @@ class Write:
         return self.result
 
 
-class GroupCoordinator:
+class CoordinatorShards:
+    """What the group and the transaction coordinator share (Kafka's ``CoordinatorRuntime``): a
+    key's partition of the internal topic ``TOPIC``, a shard per partition this broker leads,
+    loaded from its own replica once per leader epoch (``_load``, the subclass's)."""
+
+    TOPIC: str
+    cluster: Any
+    plane: Any
+    shards: dict
+
+    def topic(self, broker: int) -> Any:
+        machine = self.cluster.broker(broker)
+        return None if machine is None else machine.image.topic(self.TOPIC)
+
+    def shard_for(self, broker: int, key: str) -> tuple[Any, int]:
+        """The shard coordinating ``key`` at ``broker``, or (None, NOT_COORDINATOR /
+        COORDINATOR_NOT_AVAILABLE)."""
+        topic = self.topic(broker)
+        if topic is None:
+            return None, E.COORDINATOR_NOT_AVAILABLE
+        return self._shard(broker, topic, partition_for(key, len(topic.partitions)))
+
+    def _shard(self, broker: int, topic: Any, partition: int) -> tuple[Any, int]:
+        rep = self.plane.leader_replica(broker, topic.id, partition)
+        machine = self.cluster.broker(broker)
+        if rep is None or rep.leader != broker or machine is None or \
+                not machine.logic.replicas.leader_serving or not machine.logic.serving:
+            return None, E.NOT_COORDINATOR
+        shard = self.shards.get((broker, partition))
+        if shard is None or shard.leader_epoch != rep.leader_epoch or shard.topic_id != topic.id:
+            shard = self._load(broker, topic.id, partition, rep.leader_epoch)
+        return shard, E.NONE
+
+    def leads(self, broker: int, topic_id: Any, partition: int) -> bool:
+        """True when ``broker`` itself knows it leads the partition (its metadata may lag the
+        broker a client asked: a coordinator is named only once it can serve)."""
+        rep = self.plane.leader_replica(broker, topic_id, partition)
+        return rep is not None and rep.leader == broker
+
+    def is_current(self, shard: Any) -> bool:
+        rep = self.plane.leader_replica(shard.broker, shard.topic_id, shard.partition)
+        return rep is not None and rep.leader == shard.broker and \
+            rep.leader_epoch == shard.leader_epoch and \
+            self.shards.get((shard.broker, shard.partition)) is shard
+
+    def _load(self, broker: int, topic_id: Any, partition: int, epoch: int) -> Any:
+        raise NotImplementedError
+
+
+class GroupCoordinator(CoordinatorShards):
     """Every broker's group coordinator shards, kept by the gateway (see the module doc)."""
+
+    TOPIC = OFFSETS_TOPIC
 
     def __init__(self, gateway: Any) -> None:
         self.gateway = gateway
@@ -122,39 +173,6 @@ class GroupCoordinator:
         return f"{client_id or ''}-{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
     # ------------------------------------------------------------------ shards
-
-    def topic(self, broker: int) -> Any:
-        machine = self.cluster.broker(broker)
-        return None if machine is None else machine.image.topic(OFFSETS_TOPIC)
-
-    def shard_for(self, broker: int, group_id: str) -> tuple[Shard | None, int]:
-        """The shard coordinating ``group_id`` at ``broker``, or (None, NOT_COORDINATOR /
-        COORDINATOR_NOT_AVAILABLE)."""
-        topic = self.topic(broker)
-        if topic is None:
-            return None, E.COORDINATOR_NOT_AVAILABLE
-        partition = partition_for(group_id, len(topic.partitions))
-        rep = self.plane.leader_replica(broker, topic.id, partition)
-        machine = self.cluster.broker(broker)
-        if rep is None or rep.leader != broker or machine is None or \
-                not machine.logic.replicas.leader_serving or not machine.logic.serving:
-            return None, E.NOT_COORDINATOR
-        shard = self.shards.get((broker, partition))
-        if shard is None or shard.leader_epoch != rep.leader_epoch or shard.topic_id != topic.id:
-            shard = self._load(broker, topic.id, partition, rep.leader_epoch)
-        return shard, E.NONE
-
-    def leads(self, broker: int, topic_id: Any, partition: int) -> bool:
-        """True when ``broker`` itself knows it leads the partition (its metadata may lag the
-        broker a client asked: a coordinator is named only once it can serve)."""
-        rep = self.plane.leader_replica(broker, topic_id, partition)
-        return rep is not None and rep.leader == broker
-
-    def is_current(self, shard: Shard) -> bool:
-        rep = self.plane.leader_replica(shard.broker, shard.topic_id, shard.partition)
-        return rep is not None and rep.leader == shard.broker and \
-            rep.leader_epoch == shard.leader_epoch and \
-            self.shards.get((shard.broker, shard.partition)) is shard
 
     def _load(self, broker: int, topic_id: Any, partition: int, epoch: int) -> Shard:
         """Become coordinator of a partition: replay the broker's own replica of its log."""

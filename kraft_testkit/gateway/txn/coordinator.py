@@ -25,7 +25,7 @@ from typing import Any
 from kraft_testkit.protocol import messages as M
 from kraft_testkit.protocol.error_codes import ErrorCode
 
-from ..groups.coordinator import Write, partition_for
+from ..groups.coordinator import CoordinatorShards, Write, partition_for
 from . import records
 from .markers import MarkerWriter
 from .state import (
@@ -41,8 +41,10 @@ from .state import (
 )
 
 E = ErrorCode
-class TxnCoordinator:
+class TxnCoordinator(CoordinatorShards):
     """Every broker's transaction coordinator shards, kept by the gateway."""
+
+    TOPIC = TXN_TOPIC
 
     def __init__(self, gateway: Any) -> None:
         self.gateway = gateway
@@ -86,40 +88,8 @@ class TxnCoordinator:
 
     # ------------------------------------------------------------------ shards
 
-    def topic(self, broker: int) -> Any:
-        machine = self.cluster.broker(broker)
-        return None if machine is None else machine.image.topic(TXN_TOPIC)
-
     def partition_of(self, transactional_id: str, partitions: int) -> int:
         return partition_for(transactional_id, partitions)
-
-    def shard_for(self, broker: int, transactional_id: str) -> tuple[TxnShard | None, int]:
-        topic = self.topic(broker)
-        if topic is None:
-            return None, E.COORDINATOR_NOT_AVAILABLE
-        partition = partition_for(transactional_id, len(topic.partitions))
-        return self._shard(broker, topic, partition)
-
-    def _shard(self, broker: int, topic: Any, partition: int) -> tuple[TxnShard | None, int]:
-        rep = self.plane.leader_replica(broker, topic.id, partition)
-        machine = self.cluster.broker(broker)
-        if rep is None or rep.leader != broker or machine is None or \
-                not machine.logic.replicas.leader_serving or not machine.logic.serving:
-            return None, E.NOT_COORDINATOR
-        shard = self.shards.get((broker, partition))
-        if shard is None or shard.leader_epoch != rep.leader_epoch or shard.topic_id != topic.id:
-            shard = self._load(broker, topic.id, partition, rep.leader_epoch)
-        return shard, E.NONE
-
-    def leads(self, broker: int, topic_id: Any, partition: int) -> bool:
-        rep = self.plane.leader_replica(broker, topic_id, partition)
-        return rep is not None and rep.leader == broker
-
-    def is_current(self, shard: TxnShard) -> bool:
-        rep = self.plane.leader_replica(shard.broker, shard.topic_id, shard.partition)
-        return rep is not None and rep.leader == shard.broker and \
-            rep.leader_epoch == shard.leader_epoch and \
-            self.shards.get((shard.broker, shard.partition)) is shard
 
     def _load(self, broker: int, topic_id: Any, partition: int, epoch: int) -> TxnShard:
         """Become coordinator of a partition: replay this broker's replica of its log; the
