@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from types import MappingProxyType
 from typing import Protocol
 
+from kraft_testkit.sim.batch_pieces import BatchRunPiece, describe
 from kraft_testkit.sim.errors import DiskError
 from kraft_testkit.sim.node import Append, Delete, DiskOp, DiskView, Replace, Truncate
 
@@ -79,10 +80,16 @@ def _check_data(op: Append | Replace) -> None:
 PACK_BYTES = 1 << 16
 
 
-def _pack_piece(raw: bytes | memoryview) -> bytes:
-    """One piece packed: lzma preset 1, 9.1x on an idle log's NoOp batches (zlib level 1 gave
-    4.2x, level 6 5.3x); ~28 ms a MB, paid once per distinct piece (:class:`PieceStore`)."""
-    return lzma.compress(raw, format=lzma.FORMAT_ALONE, preset=1)
+#: a packed piece: lzma's bytes, or the run of batches the piece is a stretch of
+Piece = bytes | BatchRunPiece
+
+
+def _pack_piece(raw: bytes | memoryview) -> Piece:
+    """One piece packed: a stretch of a run of batches that differ only in offset, timestamps
+    and CRC (an idle log's NoOps) as that run (sim/batch_pieces.py, ~200 bytes), anything else
+    with lzma preset 1 (9.1x on such batches; zlib level 1 gave 4.2x, level 6 5.3x; ~28 ms a
+    MB). Paid once per distinct piece (:class:`PieceStore`)."""
+    return describe(raw) or lzma.compress(raw, format=lzma.FORMAT_ALONE, preset=1)
 
 
 class _File:
@@ -100,7 +107,7 @@ class _File:
 
     def __init__(self) -> None:
         self.data: bytearray | None = bytearray()
-        self.packed: list[bytes] = []
+        self.packed: list[Piece] = []
         self.packed_len = 0
         self.synced_len = 0
         self.rewritten = True
@@ -162,8 +169,14 @@ class _File:
         return self.content()[: self.synced_len]
 
 
-def _unpack(piece: bytes) -> bytes:
-    return lzma.decompress(piece, format=lzma.FORMAT_ALONE)
+def _unpack(piece: Piece) -> bytes:
+    if type(piece) is BatchRunPiece:
+        return piece.raw()
+    return lzma.decompress(piece, format=lzma.FORMAT_ALONE)  # type: ignore[arg-type]
+
+
+def _held(piece: Piece) -> int:
+    return piece.held_bytes() if type(piece) is BatchRunPiece else len(piece)  # type: ignore[arg-type]
 
 
 class PieceStore:
@@ -174,14 +187,14 @@ class PieceStore:
     __slots__ = ("_by_raw", "_pieces", "_prune_at")
 
     def __init__(self) -> None:
-        self._pieces: dict[bytes, bytes] = {}  # packed piece -> its raw bytes' digest
-        self._by_raw: dict[bytes, bytes] = {}  # that digest -> the packed piece
+        self._pieces: dict[Piece, bytes] = {}  # packed piece -> its raw bytes' digest
+        self._by_raw: dict[bytes, Piece] = {}  # that digest -> the packed piece
         self._prune_at = 1024
 
     def __len__(self) -> int:
         return len(self._pieces)
 
-    def pack(self, raw: bytes | memoryview) -> bytes:
+    def pack(self, raw: bytes | memoryview) -> Piece:
         """``raw`` packed, as the store holds it: packed once for every disk that holds the
         same bytes (known by their SHA-256, as git knows its objects)."""
         digest = hashlib.sha256(raw).digest()
@@ -326,7 +339,7 @@ class MemoryDisk:
             total += len(f.data)
             for piece in f.packed:
                 if seen is None or id(piece) not in seen:
-                    total += len(piece)
+                    total += _held(piece)
                     if seen is not None:
                         seen.add(id(piece))
         return total
