@@ -30,12 +30,11 @@ heals the faults and requires one leader and identical replicas within a bound.
 
 from __future__ import annotations
 
-from array import array
-from bisect import bisect_right
 from collections.abc import Callable
 from operator import attrgetter
 from typing import Any
 
+from kraft_testkit.raft.committed_record import CommittedRecord
 from kraft_testkit.raft.replica import LEADER, RaftReplica
 from kraft_testkit.sim.errors import InvariantViolation
 
@@ -61,68 +60,6 @@ def _need(m: RaftReplica) -> tuple[int, int, int]:
 def _batch_key(data: bytes) -> int:
     """What identifies a batch: its stored CRC (over everything after it) and its length."""
     return int.from_bytes(data[17:21], "big") << 32 | len(data)
-
-
-class CommittedRecord:
-    """Each committed batch as first compared: base offset -> (last offset, key), as runs of
-    batches that follow each other with one span (last - base) and one length, and each
-    batch's CRC (4 bytes a batch: an idle day commits 172,800 NoOp batches, which a dict of
-    tuples kept at ~200 bytes each, plus the bytes it held alive). A batch below the newest
-    run that starts none (a replica holding batches the first ones did not) goes in ``extra``."""
-
-    __slots__ = ("at", "count", "crcs", "extra", "lens", "ns", "spans", "starts")
-
-    def __init__(self) -> None:
-        self.starts = array("q")  # each run's first base offset
-        self.ns = array("q")  # its batches
-        self.spans = array("q")  # last - base of each of its batches
-        self.lens = array("q")  # the length of each of its batches
-        self.at = array("q")  # where its CRCs start in crcs
-        self.crcs = array("I")
-        self.extra: dict[int, tuple[int, int]] = {}
-        self.count = 0
-
-    def __len__(self) -> int:
-        return self.count
-
-    def held_bytes(self) -> int:
-        """The bytes of the arrays (for the memory test and benchmark)."""
-        return sum(a.itemsize * len(a) for a in (self.starts, self.ns, self.spans, self.lens,
-                                                 self.at, self.crcs)) + 64 * len(self.extra)
-
-    def get(self, base: int) -> tuple[int, int] | None:
-        starts = self.starts
-        e = len(starts) - 1  # the newest first: most lookups are of the batches just committed
-        if e >= 0 and starts[e] > base:
-            e = bisect_right(starts, base) - 1
-        if e >= 0:
-            step = self.spans[e] + 1
-            k, r = divmod(base - starts[e], step)
-            if not r and k < self.ns[e]:
-                return base + step - 1, self.crcs[self.at[e] + k] << 32 | self.lens[e]
-        return self.extra.get(base)
-
-    def add(self, base: int, last: int, key: int) -> None:
-        self.count += 1
-        crc, length = key >> 32, key & 0xFFFFFFFF
-        starts = self.starts
-        e = len(starts) - 1
-        if e >= 0:
-            step = self.spans[e] + 1
-            end = starts[e] + self.ns[e] * step
-            if base == end and last - base + 1 == step and length == self.lens[e]:
-                self.ns[e] += 1
-                self.crcs.append(crc)
-                return
-            if base < end:  # a replica that holds batches below the others' (rare)
-                self.extra[base] = (last, key)
-                return
-        starts.append(base)
-        self.ns.append(1)
-        self.spans.append(last - base)
-        self.lens.append(length)
-        self.at.append(len(self.crcs))
-        self.crcs.append(crc)
 
 
 class RaftInvariants:
@@ -294,7 +231,7 @@ class RaftInvariants:
             key = _batch_key(data)
             known = batches.get(base)
             if known is None:
-                batches.add(base, last, key)
+                batches.add(base, last, key, data)
             elif known[0] != last or known[1] != key:
                 self._fail("committed-prefix", f"node {node} holds a different committed batch "
                                                f"at offset {base} than another replica")
