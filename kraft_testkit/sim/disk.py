@@ -78,6 +78,9 @@ def _check_data(op: Append | Replace) -> None:
 #: log holds every NoOp batch (Kafka keeps them until retention, 7 days by default), and the
 #: batches compress about 9x, the CRC and timestamps being all that differs between them
 PACK_BYTES = 1 << 16
+#: a file written whole (``Replace``) of at least this many bytes is packed whole when synced:
+#: Kafka keeps a node's hourly snapshots for 7 days (2 KB each on an idle 3 + 3, 0.6 KB packed)
+PACK_WHOLE_BYTES = 1 << 10
 
 
 #: a packed piece: lzma's bytes, or the run of batches the piece is a stretch of
@@ -103,7 +106,7 @@ class _File:
     did not durably exist).
     """
 
-    __slots__ = ("before", "data", "packed", "packed_len", "rewritten", "synced_len")
+    __slots__ = ("before", "data", "packed", "packed_len", "rewritten", "synced_len", "whole")
 
     def __init__(self) -> None:
         self.data: bytearray | None = bytearray()
@@ -112,6 +115,7 @@ class _File:
         self.synced_len = 0
         self.rewritten = True
         self.before: bytes | None = None
+        self.whole = False  # the content is what a Replace wrote, unchanged since
 
     def __len__(self) -> int:
         assert self.data is not None
@@ -135,6 +139,7 @@ class _File:
         """The content becomes ``data`` (None: deleted)."""
         self.data = data
         self.packed, self.packed_len = [], 0
+        self.whole = False
 
     def save_durable(self) -> None:
         if not self.rewritten:
@@ -148,6 +153,11 @@ class _File:
         self.before = None
         if len(self.data) >= PACK_BYTES:
             self._pack(pieces)
+        elif self.whole and not self.packed and len(self.data) >= PACK_WHOLE_BYTES:
+            # a snapshot, say: written once, read back on a restart; its own piece (not shared)
+            self.packed = [_pack_piece(bytes(self.data))]
+            self.packed_len = len(self.data)
+            self.data = bytearray()
 
     def _pack(self, pieces: PieceStore | None) -> None:
         """Pack the synced bytes of ``data`` in whole pieces (what is left stays as it is)."""
@@ -255,12 +265,14 @@ class MemoryDisk:
             if f.data is None:  # deleted, and now created again
                 f.set(bytearray())
             f.data += op.data  # type: ignore[operator]
+            f.whole = False
         elif isinstance(op, Replace):
             _check_data(op)
             if f is None:
                 f = self._files[check_file_name(name)] = _File()
             f.save_durable()
             f.set(bytearray(op.data))
+            f.whole = True
         elif isinstance(op, Truncate):
             if f is None or f.data is None:
                 raise DiskError(f"cannot truncate {name!r}: no such file")
@@ -273,6 +285,7 @@ class MemoryDisk:
             if op.size < f.packed_len:
                 f.unpack()
             del f.data[op.size - f.packed_len :]
+            f.whole = False
         else:
             if f is None or f.data is None:
                 raise DiskError(f"cannot delete {name!r}: no such file")

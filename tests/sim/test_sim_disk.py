@@ -137,8 +137,9 @@ def test_packed_files_read_byte_for_byte_as_unpacked_ones(monkeypatch, seed):
         else:
             ops.append(("crash", rng.randrange(1 << 30)))
 
-    def play(pack_bytes):
+    def play(pack_bytes, whole_bytes=1 << 40):
         monkeypatch.setattr(disk_mod, "PACK_BYTES", pack_bytes)
+        monkeypatch.setattr(disk_mod, "PACK_WHOLE_BYTES", whole_bytes)
         disk = MemoryDisk()
         seen, packed = [], 0
         for op in ops:
@@ -164,6 +165,11 @@ def test_packed_files_read_byte_for_byte_as_unpacked_ones(monkeypatch, seed):
     small, packed = play(16)
     assert never == 0 and packed > 0  # the second disk did pack
     assert small == plain
+    # and with files written whole (Replace) packed whole at a sync, before their appends
+    whole, packed = play(1 << 40, 8)
+    assert packed > 0 and whole == plain
+    both, packed = play(16, 8)
+    assert both == plain
 
 
 def test_disks_of_one_simulation_share_equal_packed_pieces(monkeypatch):
