@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kraft_testkit.fastforward.fast_brokers import _IDLE, FastLoop, _plain, arrival
+from kraft_testkit.fastforward.fast_brokers import _IDLE, FastLoop, _plain
 from kraft_testkit.fastforward.follower_model import ANSWER, ARRIVE, SEND
 from kraft_testkit.sim.node import NEVER
 from kraft_testkit.sim.streams import tie_at
@@ -139,7 +139,7 @@ class FastBeats:
 
     def _beat_on_its_way(self, fb: FastLoop, phase: int, clock: Any, at: int) -> None:
         fb.hphase = phase
-        fb.hat, fb.htie = a_at, a_tie = arrival(clock, at)
+        fb.hat, fb.htie = a_at, a_tie = clock.arrival(at)
         fb.hkey = key = a_at << 32 | a_tie
         if key < self.fast_next:
             self.fast_next = key

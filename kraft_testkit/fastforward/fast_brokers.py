@@ -44,7 +44,6 @@ from typing import Any
 
 from kraft_testkit.fastforward.observer_loop import LinkClock, NotModelled
 from kraft_testkit.sim.node import NEVER
-from kraft_testkit.sim.streams import GOLDEN, MASK64, STEP
 
 ANSWER, FETCH, PARKED = 0, 1, 2
 _IDLE = NEVER << 32  # a parked fetch's key: no lean event of its own
@@ -100,6 +99,7 @@ class FastBrokers:
         self.fast_last = -1  # the last leader event a lean fetch made
         self.no_lean = set(self.voter_ids)  # fetches _park_alone leaves to the full event
         max_wait, wait = self.cfg.fetch_max_wait_ms, self.fetch_wait
+        self.max_wait = max_wait
         pending: dict[int, list] = {}
         beats: dict[int, list] = {}  # a heartbeat or its answer on its way
         for entry in self.heap:
@@ -249,80 +249,110 @@ class FastBrokers:
         """``fb``'s events before ``self.fast_lean`` (before the leader's next wake-up and
         any heartbeat timeout) that are lean, its fetch loop's and its heartbeats' in order;
         it stops at one that is not (an answer its logic acts on, a heartbeat the leader
-        must hold)."""
+        must hold). The model's commonest step (two thirds of an idle hour's events): the
+        links' draws are :func:`_draw` written out, the counters added once on the way out."""
         loop = fb.loop
         held, fetch_wait, clean_at = loop.held, self.fetch_wait, loop.clean_at
         up, down = loop.to_leader, loop.to_node
-        while True:
-            lean = self.fast_lean
-            if fb.hkey < fb.key:
-                if fb.hkey >= lean or not self._beat_lean(fb):
+        answers = fetches = 0
+        try:
+            while True:
+                lean = self.fast_lean
+                key = fb.key
+                if fb.hkey < key:
+                    if fb.hkey >= lean or not self._beat_lean(fb):
+                        return
+                    continue
+                if key >= lean:
                     return
-                continue
-            if fb.key >= lean:
-                return
-            at = fb.at
-            if fb.phase == ANSWER:  # what _at_follower does with an answer it holds
-                if at >= loop.raft_wake:
-                    raise NotModelled(f"broker {fb.node}'s fetch timed out")
-                if at >= loop.logic_wake:
-                    return  # its logic acts: the full event
-                end = loop.end_offset
-                if fb.end > end:
-                    end = fb.end
-                hw = fb.hw if fb.hw < end else end
-                hw0 = loop.high_watermark
-                if hw > hw0:  # the logic runs at the commit (_replica_tick): a replica
-                    rep = loop.rep  # fetch or an ISR check that acts is a wake-up of its
-                    # logic (the answer was not lean), so this one only moves the instants
-                    if rep is not None and rep.next_fetch is not None and \
-                            at >= rep.next_fetch:
-                        rep.next_fetch = at + rep.fetch_interval
-                    isr = loop.isr_check
-                    if isr is not None and at >= isr:
-                        loop.isr_check = at + loop.isr_interval
-                    loop.high_watermark = hw
-                else:
-                    hw = hw0
-                loop.end_offset = end
-                held.append((at, end, hw))
-                wake = at + fetch_wait
-                loop.raft_wake = wake if wake < clean_at else clean_at
-                self.follower_answers += 1
-                self.omitted += 1
-                fb.phase, fb.end = FETCH, end
-                _draw(fb, up, at)
-                if fb.voter and fb.key < self.fast_lean and self._voter_bounds(end):
-                    self.fast_lean = fb.key  # its fetch ends the lean window
-            else:  # a fetch at the leader, nothing due there: parked, or answered at once
-                offset, rec = fb.end, fb.rec
-                if fb.voter and not self._voter_parks(fb.node, offset, at):
-                    return  # the full event (it may move the high watermark, or be
-                    # answered at once, or check-quorum is the leader's next wake-up)
-                self.follower_fetches += 1
-                self.omitted += 1
-                if at > self.fast_last:
-                    self.fast_last = at
-                if offset == self.end:
-                    rec[0] = rec[2] = at
+                at = fb.at
+                if fb.phase == ANSWER:  # what _at_follower does with an answer it holds
+                    if at >= loop.raft_wake:
+                        raise NotModelled(f"broker {fb.node}'s fetch timed out")
+                    if at >= loop.logic_wake:
+                        return  # its logic acts: the full event
+                    end = loop.end_offset
+                    if fb.end > end:
+                        end = fb.end
+                    hw = fb.hw if fb.hw < end else end
+                    hw0 = loop.high_watermark
+                    if hw > hw0:  # the logic runs at the commit (_replica_tick): a replica
+                        rep = loop.rep  # fetch or an ISR check that acts is a wake-up of its
+                        # logic (the answer was not lean), so this one only moves the instants
+                        if rep is not None and rep.next_fetch is not None and \
+                                at >= rep.next_fetch:
+                            rep.next_fetch = at + rep.fetch_interval
+                        isr = loop.isr_check
+                        if isr is not None and at >= isr:
+                            loop.isr_check = at + loop.isr_interval
+                        loop.high_watermark = hw
+                    else:
+                        hw = hw0
+                    loop.end_offset = end
+                    held.append((at, end, hw))
+                    wake = at + fetch_wait
+                    loop.raft_wake = wake if wake < clean_at else clean_at
+                    answers += 1
+                    fb.phase, fb.end = FETCH, end
+                    # _draw(fb, up, at)
+                    i = up._i  # noqa: SLF001
+                    if i == up._have:  # noqa: SLF001
+                        i = up.refill()
+                    up._i = i + 1  # noqa: SLF001
+                    at += up._lats[i]  # noqa: SLF001
+                    if at <= up._last_at:  # noqa: SLF001
+                        at, tie = up._last_at, up._last_tie  # noqa: SLF001
+                    else:
+                        up._last_at = at  # noqa: SLF001
+                        up._last_tie = tie = up._ties[i]  # noqa: SLF001
+                    fb.at, fb.tie = at, tie
+                    fb.key = key = at << 32 | tie
+                    if fb.voter and key < self.fast_lean and self._voter_bounds(end):
+                        self.fast_lean = key  # its fetch ends the lean window
+                else:  # a fetch at the leader, nothing due there: parked, or answered at once
+                    offset, rec = fb.end, fb.rec
+                    if fb.voter and not self._voter_parks(fb.node, offset, at):
+                        return  # the full event (it may move the high watermark, or be
+                        # answered at once, or check-quorum is the leader's next wake-up)
+                    fetches += 1
+                    if at > self.fast_last:
+                        self.fast_last = at
+                    if offset == self.end:
+                        rec[0] = rec[2] = at
+                        rec[1] = offset
+                        fb.phase, fb.key, fb.pos = PARKED, _IDLE, key
+                        fb.deadline = deadline = at + self.max_wait
+                        self.fast_parked.append(fb)
+                        if deadline < self.parked_min:
+                            self.parked_min = deadline
+                            timer = self.timer
+                            if timer is None or deadline < timer[0]:
+                                self._rearm(self, deadline)  # the leader's wake-up moved
+                                if deadline << 32 < self.fast_lean:
+                                    self.fast_lean = deadline << 32
+                        continue  # its heartbeats' stream may have more before the limit
+                    if offset > self.end:
+                        raise NotModelled(f"node {fb.node} fetches past the leader's log end")
+                    rec[0] = at
                     rec[1] = offset
-                    fb.phase, fb.key, fb.pos = PARKED, _IDLE, at << 32 | fb.tie
-                    fb.deadline = deadline = at + self.cfg.fetch_max_wait_ms
-                    self.fast_parked.append(fb)
-                    if deadline < self.parked_min:
-                        self.parked_min = deadline
-                        timer = self.timer
-                        if timer is None or deadline < timer[0]:
-                            self._rearm(self, deadline)  # the leader's wake-up moved
-                            if deadline << 32 < self.fast_lean:
-                                self.fast_lean = deadline << 32
-                    continue  # its heartbeats' stream may have more before the limit
-                if offset > self.end:
-                    raise NotModelled(f"node {fb.node} fetches past the leader's log end")
-                rec[0] = at
-                rec[1] = offset
-                fb.phase, fb.end, fb.hw = ANSWER, self.end, self.hw
-                _draw(fb, down, at)
+                    fb.phase, fb.end, fb.hw = ANSWER, self.end, self.hw
+                    # _draw(fb, down, at)
+                    i = down._i  # noqa: SLF001
+                    if i == down._have:  # noqa: SLF001
+                        i = down.refill()
+                    down._i = i + 1  # noqa: SLF001
+                    at += down._lats[i]  # noqa: SLF001
+                    if at <= down._last_at:  # noqa: SLF001
+                        at, tie = down._last_at, down._last_tie  # noqa: SLF001
+                    else:
+                        down._last_at = at  # noqa: SLF001
+                        down._last_tie = tie = down._ties[i]  # noqa: SLF001
+                    fb.at, fb.tie = at, tie
+                    fb.key = at << 32 | tie
+        finally:
+            self.follower_answers += answers
+            self.follower_fetches += fetches
+            self.omitted += answers + fetches
 
     def _voter_bounds(self, offset: int) -> bool:
         """Whether a voter's fetch at ``offset`` is the full event: not at the log end (it is
@@ -443,31 +473,17 @@ class FastBrokers:
 
 def _draw(fb: FastLoop, clock: LinkClock, sent_at: int) -> None:
     """The link's next message, sent at ``sent_at``: ``fb.at``, ``fb.tie`` and ``fb.key`` set
-    to its arrival."""
-    fb.at, fb.tie = at, tie = arrival(clock, sent_at)
+    to its arrival (``LinkClock.arrival`` written out: a call less on a common step)."""
+    i = clock._i  # noqa: SLF001
+    if i == clock._have:  # noqa: SLF001
+        i = clock.refill()
+    clock._i = i + 1  # noqa: SLF001
+    at = sent_at + clock._lats[i]  # noqa: SLF001
+    if at <= clock._last_at:  # noqa: SLF001 - behind an earlier message: its instant and tie
+        fb.at = at = clock._last_at  # noqa: SLF001
+        fb.tie = tie = clock._last_tie  # noqa: SLF001
+    else:
+        clock._last_at = fb.at = at  # noqa: SLF001
+        clock._last_tie = fb.tie = tie = clock._ties[i]  # noqa: SLF001
     fb.key = at << 32 | tie
 
-
-def arrival(clock: LinkClock, sent_at: int) -> tuple[int, int]:
-    """The link's next message, sent at ``sent_at``: its arrival's instant and tie
-    (``LinkClock.arrival`` for a Fixed or Uniform FIFO link, inlined)."""
-    n = clock.sent
-    clock.sent = n + 1
-    low, span = clock._plain  # noqa: SLF001
-    base = clock._key + (n + 1) * GOLDEN  # noqa: SLF001
-    if span:
-        z = (base + STEP) & MASK64
-        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
-        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK64
-        at = sent_at + low + (z ^ (z >> 31)) % span
-        z = (base + 2 * STEP) & MASK64
-    else:
-        at = sent_at + low
-        z = (base + STEP) & MASK64
-    if at <= clock._last_at:  # noqa: SLF001 - behind an earlier message: its instant and tie
-        return clock._last_at, clock._last_tie  # noqa: SLF001
-    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
-    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK64
-    tie = (z ^ (z >> 31)) >> 32
-    clock._last_at, clock._last_tie = at, tie  # noqa: SLF001
-    return at, tie
