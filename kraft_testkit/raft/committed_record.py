@@ -17,33 +17,15 @@ import struct
 from array import array
 from bisect import bisect_right
 
-from crc32c import crc32c
+from kraft_testkit.protocol.batch_patch import patched, run_template
 
 _Q = struct.Struct(">q")
-_TIMES = struct.Struct(">qq")
 _CRC = struct.Struct(">I")
-_CRC_START = 21  # the CRC covers a batch from its attributes on
 _HEADER = 61  # a magic-2 batch header
 #: CRCs a NoOp run keeps stored behind its newest batch (a bit over an hour of NoOps)
 WINDOW = 8_192
 #: NoOp runs drop their older CRCs every this many batches added
 _TRIM_EVERY = 16_384
-
-
-def _noop_like(data: bytes | None) -> bool:
-    """Whether a batch can start a NoOp run: one record, equal timestamps, a CRC that holds."""
-    return (data is not None and len(data) > _HEADER and data[23:27] == b"\0\0\0\0"
-            and data[27:35] == data[35:43]
-            and _CRC.unpack_from(data, 17)[0] == crc32c(memoryview(data)[_CRC_START:]))
-
-
-def _patched(template: bytes, base: int, ts: int) -> bytes:
-    """``template`` with offset ``base``, both timestamps ``ts`` and the CRC they give."""
-    buf = bytearray(template)
-    _Q.pack_into(buf, 0, base)
-    _TIMES.pack_into(buf, 27, ts, ts)
-    _CRC.pack_into(buf, 17, crc32c(memoryview(buf)[_CRC_START:]))
-    return bytes(buf)
 
 
 class CommittedRecord:
@@ -100,7 +82,7 @@ class CommittedRecord:
                 if k >= kept:
                     crc = self.crcs[self.at[e] + k - kept]
                 else:  # a NoOp run's batch more than WINDOW behind: rebuilt
-                    data = _patched(self.templates[self.tpl[e]], base,
+                    data = patched(self.templates[self.tpl[e]], base,
                                     self.ts0[e] + k * self.stride[e])
                     crc = _CRC.unpack_from(data, 17)[0]
                 return base + step - 1, crc << 32 | self.lens[e]
@@ -145,7 +127,7 @@ class CommittedRecord:
         self.ts0.append(0)
         self.stride.append(0)
         self.crcs.append(crc)
-        self._candidate = bytes(data) if last == base and _noop_like(data) else None
+        self._candidate = bytes(data) if last == base and run_template(data) else None
 
     def _promote(self, e: int, base: int, data: bytes | None) -> None:
         """Run ``e`` becomes a NoOp run if its second batch is its first one patched."""
@@ -153,7 +135,7 @@ class CommittedRecord:
         if data is None or len(data) < _HEADER or template is None:
             return
         ts0, ts = _Q.unpack_from(template, 27)[0], _Q.unpack_from(data, 27)[0]
-        if _patched(template, base, ts) != data:
+        if patched(template, base, ts) != data:
             return
         self.tpl[e] = len(self.templates)
         self.templates.append(template)
@@ -166,7 +148,7 @@ class CommittedRecord:
             return False
         ts = self.ts0[e] + n * self.stride[e]
         return _Q.unpack_from(data, 27)[0] == ts and \
-            _patched(self.templates[self.tpl[e]], base, ts) == data
+            patched(self.templates[self.tpl[e]], base, ts) == data
 
     def _trim(self) -> None:
         """Drop the CRCs of NoOp runs' batches more than :data:`WINDOW` batches behind the

@@ -17,14 +17,10 @@ from array import array
 from bisect import bisect_right
 from typing import Any
 
-from crc32c import crc32c
+from kraft_testkit.protocol.batch_patch import patched, run_template
 
 _Q = struct.Struct(">q")
-_TIMES = struct.Struct(">qq")
-_CRC = struct.Struct(">I")
 _I = struct.Struct(">i")
-_CRC_START = 21  # the CRC covers the batch from its attributes on (not offset, length, epoch)
-_NOOP_TAIL = 61  # the batch header's length: the records after it are the run's template
 
 
 class NoOpRun:
@@ -50,11 +46,7 @@ class NoOpRun:
         """The ``k``-th batch's bytes, as the one the run replaced (of the same type)."""
         if k == 0:
             return self.template
-        buf = bytearray(self.template)
-        _Q.pack_into(buf, 0, self.base + k)
-        ts = self.ts + k * self.stride
-        _TIMES.pack_into(buf, 27, ts, ts)
-        _CRC.pack_into(buf, 17, crc32c(memoryview(buf)[_CRC_START:]))
+        buf = patched(self.template, self.base + k, self.ts + k * self.stride)
         return settled(buf) if self.shared else bytes(buf)
 
     def batch(self, k: int, settled: type, settled_batch: type) -> Any:
@@ -84,23 +76,11 @@ class NoOpRun:
                     or data[35:43] != data[27:35] or data[43:] != tpl[43:]:
                 return False
         else:
-            buf = bytearray(tpl)
-            _Q.pack_into(buf, 0, base)
-            _TIMES.pack_into(buf, 27, ts, ts)
-            _CRC.pack_into(buf, 17, crc32c(memoryview(buf)[_CRC_START:]))
-            if buf != data:
+            if patched(tpl, base, ts) != data:
                 return False
         self.stride = stride
         self.n = n + 1
         return True
-
-
-def noop_template(batch: Any, data: bytes) -> bool:
-    """Whether a batch can start a run: one record, both timestamps equal, a valid CRC, bytes
-    that hold a NoOp batch's header (records rebuilt from the template as they are)."""
-    return (len(data) > _NOOP_TAIL and batch.last_offset == batch.base_offset
-            and data[27:35] == data[35:43]
-            and _CRC.unpack_from(data, 17)[0] == crc32c(memoryview(data)[_CRC_START:]))
 
 
 class ColdRuns:
@@ -128,7 +108,7 @@ class ColdRuns:
                 self.count += 1
                 self.end = base + 1
                 return
-        if (shared or type(batch) is self.settled_batch) and noop_template(batch, data):
+        if (shared or type(batch) is self.settled_batch) and run_template(data):
             entry: Any = NoOpRun(data, base, _Q.unpack_from(data, 27)[0], position, shared)
         else:
             entry = (batch, data, position)
@@ -307,4 +287,4 @@ class Column:
         raise ValueError(value)
 
 
-__all__ = ["ColdRuns", "Column", "NoOpRun", "noop_template"]
+__all__ = ["ColdRuns", "Column", "NoOpRun"]

@@ -14,13 +14,10 @@ from __future__ import annotations
 
 import struct
 
-from crc32c import crc32c
+from kraft_testkit.protocol.batch_patch import patch_batch
 
 _Q = struct.Struct(">q")
 _I = struct.Struct(">i")
-_TIMES = struct.Struct(">qq")
-_CRC = struct.Struct(">I")
-_CRC_START = 21  # the CRC covers a batch from its attributes on
 _HEADER = 61  # a magic-2 batch header's length
 _MAX_BATCH = 4096  # longer batches are not looked for (an idle log's NoOps are 72 bytes)
 
@@ -51,14 +48,8 @@ class BatchRunPiece:
         first = -1 if self.skip else 0
         count = (self.skip + self.size + n - 1) // n
         buf = bytearray(self.template * count)
-        covered = memoryview(buf)
         for k in range(count):
-            at = k * n
-            _Q.pack_into(buf, at, self.base + first + k)
-            ts = self.ts + (first + k) * self.stride
-            _TIMES.pack_into(buf, at + 27, ts, ts)
-            _CRC.pack_into(buf, at + 17, crc32c(covered[at + _CRC_START:at + n]))
-        covered.release()
+            patch_batch(buf, k * n, n, self.base + first + k, self.ts + (first + k) * self.stride)
         return bytes(buf[self.skip:self.skip + self.size])
 
 
