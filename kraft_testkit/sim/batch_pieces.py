@@ -19,7 +19,7 @@ from kraft_testkit.protocol.batch_patch import patch_batch
 _Q = struct.Struct(">q")
 _I = struct.Struct(">i")
 _HEADER = 61  # a magic-2 batch header's length
-_MAX_BATCH = 4096  # longer batches are not looked for (an idle log's NoOps are 72 bytes)
+_MAX_BATCH = 512  # longer batches are not looked for (an idle log's NoOps are 72 bytes)
 
 
 class BatchRunPiece:
