@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 
 from kraft_testkit.cluster import Cluster
-from kraft_testkit.spark import local_session, serve, views
+from kraft_testkit.spark import local_session, serve, start_stream, views
 
 
 def lease_alerts(log):
@@ -23,22 +23,24 @@ def lease_alerts(log):
                     F.col("timestamp").alias("at"), "offset"))
 
 
-def run(spark, seed: int = 7, timeout_s: float = 180.0) -> list:
+def run(spark, seed: int = 7, timeout_s: float = 600.0) -> list:
     """Isolate broker 1, warp 12 s of virtual time, return the alert rows the stream raised."""
     cluster = Cluster(controllers=3, brokers=3, seed=seed)
     alerts: list = []
     with serve(cluster) as served:
         stream = spark.readStream.format("kraft-metadata").options(**served).load()
-        query = lease_alerts(stream).writeStream \
-            .foreachBatch(lambda df, _: alerts.extend(df.collect())).start()
+        # returns once the first trigger ran: the stream has fixed its start ("latest")
+        query = start_stream(lease_alerts(stream).writeStream
+                             .foreachBatch(lambda df, _: alerts.extend(df.collect())))
         try:
             deadline = time.monotonic() + timeout_s
-            while query.lastProgress is None and time.monotonic() < deadline:
-                time.sleep(0.05)  # the stream has fixed its start ("latest") before we act
             cluster.network.isolate(cluster.brokers[1])
             cluster.run_for(12_000)  # virtual ms: the lease (9 s) runs out
-            while not alerts and time.monotonic() < deadline:
-                time.sleep(0.05)
+            while not alerts and query.isActive and time.monotonic() < deadline:
+                time.sleep(0.05)  # the alert arrives in a micro-batch of its own
+            error = None if query.isActive else query.exception()
+            if error is not None:
+                raise error
         finally:
             query.stop()
     return alerts

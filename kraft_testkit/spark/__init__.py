@@ -10,7 +10,7 @@ from typing import Any
 
 _EXPORTS = {
     "local_session": "session", "check_java": "session", "register": "session",
-    "serve": "serving", "ServedLog": "serving", "sweep": "sweeps",
+    "serve": "serving", "ServedLog": "serving", "start_stream": "streams", "sweep": "sweeps",
     "SparkUnavailable": "errors", "MetadataSourceError": "errors", "EndpointError": "errors",
     "SourceOptionError": "errors",
 }

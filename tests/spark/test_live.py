@@ -12,9 +12,11 @@ import pytest
 
 from kraft_testkit.cluster import Cluster
 from kraft_testkit.protocol.log import iter_log
-from kraft_testkit.spark import serve
+from kraft_testkit.spark import serve, start_stream
 from kraft_testkit.spark.client import Endpoint
 from kraft_testkit.spark.errors import EndpointError
+
+STREAM_BOUND_S = 600.0
 
 
 def committed_offsets(c: Cluster) -> list[int]:
@@ -33,14 +35,22 @@ def stream(spark, served, sink, checkpoint=None, **options):
     return writer
 
 
-def wait_for(predicate, timeout_s=180.0):
-    """Wait on the stream's state; the bound only ends a run that went wrong (a loaded machine
-    may take a minute to start a Spark micro-batch)."""
+def wait_for(query, predicate, timeout_s=STREAM_BOUND_S):
+    """Wait on the stream's state: ``predicate`` true, or the query ended (its error raised).
+    The bound only ends a run that went wrong (under a load of 20 on 2 cores one micro-batch
+    has taken minutes)."""
     deadline = time.monotonic() + timeout_s
     while not predicate():
+        if not query.isActive:
+            raise query.exception() or AssertionError("the stream ended before it got there")
         if time.monotonic() > deadline:
             raise AssertionError("timed out waiting for the stream")
         time.sleep(0.02)
+
+
+def run_to_end(query) -> None:
+    """A ``Trigger.AvailableNow`` query, waited on until it stopped by itself."""
+    assert query.awaitTermination(STREAM_BOUND_S), "the AvailableNow query did not stop"
 
 
 def test_live_batch_read_is_the_committed_log(spark):
@@ -109,8 +119,8 @@ def test_wrong_token_and_closed_endpoint_are_clear_errors(spark):
 
 def test_stream_needs_a_live_endpoint(spark, golden):
     with pytest.raises(Exception, match="streaming reads a live log"):
-        spark.readStream.format("kraft-metadata").load(str(golden / "C_mv18_3brokers")) \
-            .writeStream.format("noop").start().awaitTermination(30)
+        start_stream(spark.readStream.format("kraft-metadata")
+                     .load(str(golden / "C_mv18_3brokers")).writeStream.format("noop"))
 
 
 def test_available_now_in_limited_batches_then_restart_resumes_exactly(spark, tmp_path):
@@ -122,9 +132,9 @@ def test_available_now_in_limited_batches_then_restart_resumes_exactly(spark, tm
         batches.append(sorted(r.offset for r in df.select("offset").collect()))
 
     first_end = served.bounds()[1]
-    query = stream(spark, served, sink, tmp_path / "ck", startingOffsets="earliest",
-                   maxRecordsPerTrigger=7).trigger(availableNow=True).start()
-    query.awaitTermination(120)
+    query = start_stream(stream(spark, served, sink, tmp_path / "ck", startingOffsets="earliest",
+                                maxRecordsPerTrigger=7).trigger(availableNow=True))
+    run_to_end(query)
     assert [len(b) for b in batches] == [7] * (first_end // 7) + (
         [first_end % 7] if first_end % 7 else [])
     assert sum(batches, []) == list(range(first_end))
@@ -132,9 +142,9 @@ def test_available_now_in_limited_batches_then_restart_resumes_exactly(spark, tm
     assert end_offset == {"__cluster_metadata": {"0": first_end}}  # Kafka-source offset JSON
     c.create_topic("later", partitions=2, replication_factor=3)
     batches.clear()
-    query = stream(spark, served, sink, tmp_path / "ck", startingOffsets="earliest",
-                   maxRecordsPerTrigger=7).trigger(availableNow=True).start()
-    query.awaitTermination(120)
+    query = start_stream(stream(spark, served, sink, tmp_path / "ck", startingOffsets="earliest",
+                                maxRecordsPerTrigger=7).trigger(availableNow=True))
+    run_to_end(query)
     assert sum(batches, []) == list(range(first_end, served.bounds()[1]))
     served.close()
 
@@ -142,29 +152,36 @@ def test_available_now_in_limited_batches_then_restart_resumes_exactly(spark, tm
 def test_failover_mid_stream_loses_and_repeats_nothing(spark, tmp_path):
     c = Cluster(seed=9)
     served = serve(c)
-    seen: list[int] = []
+    c.create_topic("before", partitions=3, replication_factor=3)
+    before = served.bounds()[1]
+    batches: list[list[int]] = []
     lock = threading.Lock()
 
     def sink(df, _batch_id):
         with lock:
-            seen.extend(r.offset for r in df.select("offset").collect())
+            batches.append([r.offset for r in df.select("offset").collect()])
 
-    query = stream(spark, served, sink, tmp_path / "ck", startingOffsets="3").start()
+    def seen() -> list[int]:
+        with lock:
+            return sum(batches, [])
+
+    # returns after the first micro-batch: [3, before), the committed log from the asked offset
+    query = start_stream(stream(spark, served, sink, tmp_path / "ck", startingOffsets="3"))
     try:
-        c.create_topic("before", partitions=3, replication_factor=3)
-        wait_for(lambda: served.bounds()[1] - 1 in seen)
-        old = c.active_controller
+        wait_for(query, lambda: before - 1 in seen())
+        old = c.active_controller  # the stream is running: fail the controller over under it
         c.faults.kill(old)
         c.run_until(lambda c: c.active_controller not in (None, old), timeout_ms=10_000)
         c.create_topic("after", partitions=3, replication_factor=3)
-        c.faults.start(old)
+        c.faults.start(old)  # the old leader comes back and catches up
         c.run_for(3_000)
         end = served.bounds()[1]
-        wait_for(lambda: end - 1 in seen)
+        wait_for(query, lambda: end - 1 in seen())
     finally:
         query.stop()
-    assert seen == list(range(3, end))  # in order, each once, from the asked offset
-    assert committed_offsets(c)[3:end] == seen
+    assert batches[0] == list(range(3, before))  # the batch before the failover
+    assert seen() == list(range(3, end))  # in order, each once, from the asked offset
+    assert committed_offsets(c)[3:end] == seen()
     served.close()
 
 
@@ -173,13 +190,13 @@ def test_starting_offsets_latest_reads_only_new_records(spark, tmp_path):
     served = serve(c)
     seen: list[int] = []
     start = served.bounds()[1]
-    query = stream(spark, served, lambda df, _: seen.extend(
-        r.offset for r in df.select("offset").collect())).start()
+    # start_stream returns once the first trigger ran: the "latest" start is fixed
+    query = start_stream(stream(spark, served, lambda df, _: seen.extend(
+        r.offset for r in df.select("offset").collect())))
     try:
-        wait_for(lambda: query.lastProgress is not None)
         c.create_topic("fresh", partitions=1, replication_factor=1)
         end = served.bounds()[1]
-        wait_for(lambda: end - 1 in seen)
+        wait_for(query, lambda: end - 1 in seen)
     finally:
         query.stop()
     assert seen and min(seen) >= start and sorted(seen) == seen
