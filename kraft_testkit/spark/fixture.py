@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import signal
+import threading
 from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
 from .errors import SparkUnavailable
@@ -20,10 +22,12 @@ def session_or_skip() -> Iterator["SparkSession"]:
 
     from .session import finish_archive, local_session
 
+    before = _sigint_handler()
     try:
         spark = local_session()
     except SparkUnavailable as e:
         pytest.skip(str(e))
+    _restore_sigint(before)
     try:
         yield spark
     finally:
@@ -31,6 +35,26 @@ def session_or_skip() -> Iterator["SparkSession"]:
             query.stop()
         spark.stop()
         finish_archive()  # when this run built the class-data archive: put it in place now
+
+
+def _sigint_handler() -> Any:
+    """The SIGINT handler now (None when not on the main thread, where none can be set)."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    return signal.getsignal(signal.SIGINT)
+
+
+def _restore_sigint(before: Any) -> None:
+    """Put back the SIGINT handler the test runner had before the SparkContext started.
+
+    PySpark's SparkContext replaces it when created on the main thread: its handler cancels the
+    jobs and raises KeyboardInterrupt, and once the context is stopped it fails in the handler
+    (``'NoneType' object has no attribute 'sc'``). In a test run Ctrl-C belongs to pytest (and
+    to pytest-xdist, whose execnet sends a worker SIGINT when the worker is still busy 5 s after
+    the controller shut it down): its KeyboardInterrupt ends the run, and the fixture's teardown
+    then stops the session, which cancels whatever Spark was doing."""
+    if before is not None and signal.getsignal(signal.SIGINT) is not before:
+        signal.signal(signal.SIGINT, before)
 
 
 def child_session(spark: "SparkSession", conf: Mapping[str, object]) -> "SparkSession":

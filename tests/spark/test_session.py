@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import stat
 import sys
 
@@ -89,3 +90,12 @@ def test_a_second_master_in_one_process_is_a_config_error(spark):
     assert local_session() is not None  # the same master: the running session
     with pytest.raises(ConfigError, match="already running"):
         local_session("local[3]")
+
+
+def test_the_fixture_leaves_ctrl_c_to_the_test_runner(spark):
+    """PySpark's SparkContext installs its own SIGINT handler on the main thread (it cancels the
+    jobs; once the context is stopped it fails inside the handler); the fixture puts the
+    runner's back, so a KeyboardInterrupt is pytest's (or xdist's) to handle."""
+    handler = signal.getsignal(signal.SIGINT)
+    assert "SparkContext" not in getattr(handler, "__qualname__", ""), handler
+    assert spark.range(3).count() == 3  # the session works without pyspark's handler
