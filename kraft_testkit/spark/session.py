@@ -41,6 +41,9 @@ TEST_CONF: dict[str, str] = {
     "spark.sql.session.timeZone": "UTC",
     "spark.sql.catalogImplementation": "in-memory",
     "spark.python.worker.reuse": "true",
+    # how long the JVM waits for this process to connect to a socket it opened for it (a
+    # collect's results, a broadcast): 15 s by default, which a loaded machine can miss
+    "spark.python.authenticate.socketTimeout": "120s",
 }
 
 _JAVA_VERSION = re.compile(r'version "(\d+)(?:\.(\d+))?[^"]*"')

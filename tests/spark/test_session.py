@@ -59,6 +59,7 @@ def test_session_is_tuned_for_tests(spark):
     assert conf.get("spark.ui.enabled") == "false"
     assert spark.conf.get("spark.sql.shuffle.partitions") == "2"
     assert "-XX:TieredStopAtLevel=1" in conf.get("spark.driver.extraJavaOptions")
+    assert conf.get("spark.python.authenticate.socketTimeout") == "120s"  # loaded machines
     assert os.environ["PYSPARK_PYTHON"] == sys.executable
     # the workers run this interpreter (else pyarrow and the kit would be missing there)
     exe = spark.sparkContext.parallelize([0], 1).map(lambda _: __import__("sys").executable)
