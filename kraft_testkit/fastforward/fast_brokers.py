@@ -433,9 +433,21 @@ class FastBrokers:
                 if fb.end >= end:
                     rec[2] = at
                 fb.phase, fb.end, fb.hw = ANSWER, end, hw  # the answer leaves now
-                _draw(fb, fb.loop.to_node, at)
-                if fb.key < first:
-                    first = fb.key
+                down = fb.loop.to_node  # _draw(fb, down, at), written out
+                i = down._i  # noqa: SLF001
+                if i == down._have:  # noqa: SLF001
+                    i = down.refill()
+                down._i = i + 1  # noqa: SLF001
+                a_at = at + down._lats[i]  # noqa: SLF001
+                if a_at <= down._last_at:  # noqa: SLF001
+                    a_at, tie = down._last_at, down._last_tie  # noqa: SLF001
+                else:
+                    down._last_at = a_at  # noqa: SLF001
+                    down._last_tie = tie = down._ties[i]  # noqa: SLF001
+                fb.at, fb.tie = a_at, tie
+                fb.key = key = a_at << 32 | tie
+                if key < first:
+                    first = key
             else:
                 still.append(fb)
                 if fb.deadline < low:

@@ -14,6 +14,7 @@ heartbeats: the quorum model computes both now, with the leader's own events.)
 from __future__ import annotations
 
 from dataclasses import dataclass
+from weakref import WeakKeyDictionary
 
 from kraft_testkit.errors import KraftError
 from kraft_testkit.fastforward.link_draws import draw_block
@@ -42,17 +43,32 @@ class LeaderStep:
     committed_offset: int = -1  # the controller's last committed offset
 
 
+#: network -> link key -> the last block of draws a clock of the link made: ``(plain, n0,
+#: latencies, ties)``. Values of a pure function of the link's key and the positions, so the
+#: cache changes no outcome; it saves the next stretch's clock the block sizes from 16 up and
+#: the unused rest of its last block (the clocks of a stretch are new copies of the links).
+_BLOCKS: WeakKeyDictionary = WeakKeyDictionary()
+
+
+def last_blocks(network: object) -> dict:
+    """The network's cache of its links' last blocks of draws (see ``_BLOCKS``)."""
+    blocks = _BLOCKS.get(network)
+    if blocks is None:
+        blocks = _BLOCKS[network] = {}
+    return blocks
+
+
 class LinkClock:
     """A FIFO link's arrival times by message position, as ``Network`` draws them.
 
     A Fixed or Uniform link's draws come in blocks (``link_draws.draw_block``: the same
     values, a quarter of the cost): the block of messages ``_n0 ..`` in ``_lats`` and
     ``_ties``, ``_i`` the next one's index there; a block twice the last one's size (up to
-    ``_MOST``) is drawn when one runs out, so at most about half of what a stretch draws goes
-    unused. ``fast_brokers.py`` reads the block inline on its commonest step."""
+    ``_MOST``) is drawn when one runs out, and the next stretch's clock of the link starts in
+    it (``last_blocks``). ``fast_brokers.py`` reads the block inline on its commonest step."""
 
     __slots__ = ("_key", "_rng", "_latency", "_plain", "_n0", "_i", "_have", "_lats",
-                 "_ties", "_last_at", "_last_tie")
+                 "_ties", "_last_at", "_last_tie", "_blocks")
 
     _FIRST, _MOST = 16, 512  # block sizes: the first one's and the largest
 
@@ -66,6 +82,7 @@ class LinkClock:
         self._n0, self._i, self._have = sent, 0, 0
         self._lats: list = []
         self._ties: tuple = ()
+        self._blocks: dict | None = None  # the network's last blocks, by link (``of``)
         self._last_at = last_at
         self._last_tie = last_tie
         # a Fixed or Uniform latency: the network's two inline draws (sim/network.py send)
@@ -89,9 +106,19 @@ class LinkClock:
     @classmethod
     def of(cls, network: object, src: int, dst: int, channel: str | None = None) -> LinkClock:
         """A clock that continues the link (``channel``: None for the default one) from
-        ``src`` to ``dst`` where it is now (a copy: the network's own link is not touched)."""
+        ``src`` to ``dst`` where it is now (a copy: the network's own link is not touched).
+        It starts in the link's last block of draws where a clock of an earlier stretch left
+        one that holds the next message (``last_blocks``)."""
         link = network._peek_link(src, dst, channel)  # type: ignore[attr-defined]
-        return cls(link.key, link.profile, link.sent, link.last_at, link.last_tie)
+        clock = cls(link.key, link.profile, link.sent, link.last_at, link.last_tie)
+        if clock._plain is not None:
+            clock._blocks = blocks = last_blocks(network)
+            block = blocks.get(link.key)
+            if block is not None and block[0] == clock._plain and \
+                    block[1] <= link.sent < block[1] + len(block[2]):
+                _, clock._n0, clock._lats, clock._ties = block
+                clock._have, clock._i = len(block[2]), link.sent - block[1]
+        return clock
 
     def refill(self) -> int:
         """The next block of draws, from the next message on (a Fixed or Uniform link);
@@ -101,6 +128,8 @@ class LinkClock:
         count = self._FIRST if not have else have * 2 if have < self._MOST else have
         self._lats, self._ties = draw_block(self._key, self._n0, count, *self._plain)
         self._have, self._i = count, 0
+        if self._blocks is not None:  # for the next stretch's clock of this link
+            self._blocks[self._key] = (self._plain, self._n0, self._lats, self._ties)
         return 0
 
     def arrival(self, sent_at: int) -> tuple[int, int]:

@@ -7,6 +7,7 @@ import random
 
 import pytest
 
+from kraft_testkit.cluster import Cluster
 from kraft_testkit.fastforward.link_draws import draw_block
 from kraft_testkit.fastforward.observer_loop import LinkClock
 from kraft_testkit.sim.link import Fixed, LinkProfile, Uniform
@@ -53,3 +54,21 @@ def test_link_clock_moved_by_hand_draws_from_there() -> None:
     assert clock.arrival(10_000) == (10_000 + plain_draws(99, 1000, 1, 5)[0],
                                      plain_draws(99, 1000, 1, 5)[1])
     assert clock.sent == 1001
+
+
+def test_a_later_stretchs_clock_starts_in_the_last_block() -> None:
+    """``LinkClock.of`` picks up the block an earlier clock of the link drew (the network
+    keeps the last one a link's clocks made): the same draws, from where the link is."""
+    c = Cluster(3, 1, seed=4)
+    c.run_for(3_000)
+    net = c.sim.network
+    link = net._peek_link(3, 0)  # noqa: SLF001 - the broker's fetches to a controller
+    first = LinkClock.of(net, 3, 0)
+    for k in range(10):  # its first block (16 messages) is the link's last one now
+        first.arrival(10_000 + 500 * k)
+    again = LinkClock.of(net, 3, 0)  # the link has not moved: it starts in that block
+    assert again._lats is first._lats and again.sent == link.sent  # noqa: SLF001
+    fresh = LinkClock(link.key, link.profile, link.sent, link.last_at, link.last_tie)
+    times = [20_000 + 500 * k for k in range(40)]  # past the cached block, into new ones
+    assert [again.arrival(t) for t in times] == [fresh.arrival(t) for t in times]
+    assert again.sent == fresh.sent == link.sent + 40
