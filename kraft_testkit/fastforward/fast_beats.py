@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kraft_testkit.fastforward.fast_brokers import _IDLE, FastLoop, _plain
+from kraft_testkit.fastforward.fast_loop import _IDLE, FastLoop, _plain
 from kraft_testkit.fastforward.follower_model import ANSWER, ARRIVE, SEND
 from kraft_testkit.sim.node import NEVER
 from kraft_testkit.sim.streams import tie_at

@@ -99,7 +99,7 @@ class Loop:
     #: brokers, ISR checks)
     replicating: bool = False
     rep: Any = None  # its replica fetching and ISR check (replica_loops.ReplicaLoop)
-    #: its fetch loop kept out of the heap (``fast_brokers.FastLoop``; its timer then holds
+    #: its fetch loop kept out of the heap (``fast_loop.FastLoop``; its timer then holds
     #: its logic's wake-up alone)
     fast: Any = None
 
