@@ -25,7 +25,9 @@ object) up to the model's next heap event, as long as nothing else can happen at
   fetch a voter's answer with new records brings (``_voter_bounds``; the voters' loops go first
   in each pass, so a lean answer's fetch lowers the window before any other loop passes it);
 - a lean park whose max wait becomes the leader's next wake-up moves its timer into the heap:
-  the window ends there, and the pass looks at the heap again before any full event.
+  the window ends there, and the pass looks at the heap again before any full event;
+- the earliest event of all, a broker's answer or fetch past the window, is lean where only
+  the window's bounds kept it out and its own conditions hold (``_first_lean``).
 
 Anything else, the earliest first, runs as the full event of the model
 (``quorum_model._at_leader``, ``follower_model._at_follower``, ``replica_loops._at_replica``),
