@@ -16,6 +16,8 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
+from kraft_testkit.arg_checks import an_int, bad
+
 if TYPE_CHECKING:
     from pyspark.sql.streaming import DataStreamWriter, StreamingQuery
 
@@ -38,8 +40,12 @@ def start_stream(writer: "DataStreamWriter", *, attempts: int = ATTEMPTS,
     any other failure is raised as Spark's ``StreamingQueryException`` (as ``awaitTermination``
     would raise it). ``TimeoutError`` when the first trigger has not run after ``timeout_s``.
     """
-    if attempts < 1:
-        raise ValueError(f"attempts must be >= 1, got {attempts}")
+    where = "start_stream"
+    if not callable(getattr(writer, "start", None)):
+        raise bad(where, "writer", writer, "a DataStreamWriter (spark.readStream...writeStream)")
+    an_int(where, "attempts", attempts, low=1)
+    if type(timeout_s) not in (int, float) or not timeout_s > 0:
+        raise bad(where, "timeout_s", timeout_s, "a number of seconds > 0")
     for attempt in range(1, attempts + 1):
         query = writer.start()
         error = _first_trigger(query, timeout_s)

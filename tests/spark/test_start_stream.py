@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import pytest
 
+from kraft_testkit.errors import ArgumentError
+
 from kraft_testkit.spark import start_stream
 from kraft_testkit.spark.streams import CONNECT_BACK
 
@@ -95,6 +97,13 @@ def test_no_first_trigger_within_the_bound_stops_the_query():
     assert stuck.stopped
 
 
-def test_attempts_below_one_is_an_error():
-    with pytest.raises(ValueError, match="attempts must be >= 1"):
-        start_stream(FakeWriter(), attempts=0)
+@pytest.mark.parametrize("kwargs, named", [
+    ({"attempts": 0}, "attempts=0"), ({"attempts": "3"}, "attempts='3'"),
+    ({"attempts": 1.5}, "attempts=1.5"), ({"timeout_s": 0}, "timeout_s=0"),
+    ({"timeout_s": "10"}, "timeout_s='10'"),
+])
+def test_bad_arguments_are_a_typed_error_naming_them(kwargs, named):
+    with pytest.raises(ArgumentError, match=f"start_stream: {named} is not allowed"):
+        start_stream(FakeWriter(), **kwargs)
+    with pytest.raises(ArgumentError, match="writer=.* must be a DataStreamWriter"):
+        start_stream("spark.readStream")
