@@ -196,18 +196,13 @@ def describe_groups(ctx: RequestContext, req: Any) -> Any:
         if shard is None:
             out.append(R.DescribedGroup(error_code=code, group_id=group_id, group_state="",
                                         protocol_type="", protocol_data="", members=()))
-        elif group_id in shard.consumer_groups:  # Kafka's classicGroup(): not a classic group
+        elif group is None or group_id in shard.consumer_groups:
+            # no group, or Kafka's classicGroup(): not a classic group; v6+ says which
+            why = "is not a classic group" if group_id in shard.consumer_groups else "not found"
             v6 = ctx.version >= 6
             out.append(R.DescribedGroup(
                 error_code=E.GROUP_ID_NOT_FOUND if v6 else E.NONE,
-                error_message=f"Group {group_id} is not a classic group." if v6 else None,
-                group_id=group_id, group_state=DEAD, protocol_type="", protocol_data="",
-                members=()))
-        elif group is None:
-            missing = ctx.version >= 6
-            out.append(R.DescribedGroup(
-                error_code=E.GROUP_ID_NOT_FOUND if missing else E.NONE,
-                error_message=f"Group {group_id} not found." if missing else None,
+                error_message=f"Group {group_id} {why}." if v6 else None,
                 group_id=group_id, group_state=DEAD, protocol_type="", protocol_data="",
                 members=()))
         else:
