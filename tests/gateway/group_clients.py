@@ -80,15 +80,20 @@ class Member:
 
 
 class ConfluentMember(Member):
-    def _run(self) -> None:
-        import confluent_kafka as ck
-
+    def _consumer(self, ck):
+        """The consumer, subscribed (a classic-protocol member: eager assignment callbacks)."""
         c = ck.Consumer({"bootstrap.servers": self.bootstrap, "group.id": self.group,
                          "auto.offset.reset": "earliest", "enable.auto.commit": False,
                          "client.id": self.name, "session.timeout.ms": 30_000,
                          "heartbeat.interval.ms": 500, "topic.metadata.refresh.interval.ms": 1000})
         c.subscribe([self.topic], on_assign=lambda _, parts: self._assigned(parts),
                     on_revoke=lambda _, parts: self._assigned([]))
+        return c
+
+    def _run(self) -> None:
+        import confluent_kafka as ck
+
+        c = self._consumer(ck)
         try:
             while not self._stop.is_set():
                 m = c.poll(0.1)
@@ -97,12 +102,19 @@ class ConfluentMember(Member):
                         self._got(m.partition(), m.offset(), m.value())
                     elif not m.error().retriable():
                         self.errors.append(str(m.error()))
+                self._polled(c)
                 if self._commit.is_set():
                     self._commit.clear()
-                    self._retry(lambda: _commit_stored(ck, c))
+                    self._commit_now(ck, c)
                     self._committed.set()
         finally:
             c.close()
+
+    def _polled(self, c) -> None:
+        """After each poll (the assignment comes through the callbacks here)."""
+
+    def _commit_now(self, ck, c) -> None:
+        self._retry(lambda: _commit_stored(ck, c))
 
     def _assigned(self, parts) -> None:
         self.assignment = frozenset(tp.partition for tp in parts)

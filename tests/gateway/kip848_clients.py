@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import time
 
-from group_clients import Member
+from group_clients import ConfluentMember
 
 
-class ProtocolMember(Member):
-    """A member of ``group_clients``' kind (``records``, ``assignment``, ``commit()``,
+class ProtocolMember(ConfluentMember):
+    """``group_clients``' confluent-kafka member (``records``, ``assignment``, ``commit()``,
     ``close()``, closed by ``close_leftovers`` after a failed test) speaking the consumer
     protocol, with every assignment it went through in ``history``."""
 
@@ -33,31 +33,18 @@ class ProtocolMember(Member):
         self.history: list[frozenset[int]] = []
         super().__init__(bootstrap, group, topic, name)   # starts the thread
 
-    def _run(self) -> None:
-        import confluent_kafka as ck
-
+    def _consumer(self, ck):
         c = ck.Consumer(self.config)
         c.subscribe([self.topic])
-        try:
-            while not self._stop.is_set():
-                m = c.poll(0.1)
-                if m is not None:
-                    if m.error() is None:
-                        self._got(m.partition(), m.offset(), m.value())
-                    elif not m.error().retriable():
-                        self.errors.append(str(m.error()))
-                now = frozenset(tp.partition for tp in c.assignment())
-                if now != self.assignment:
-                    self.assignment = now
-                    self.history.append(now)
-                if self._commit.is_set():
-                    self._commit.clear()
-                    self._commit_with_retries(ck, c)
-                    self._committed.set()
-        finally:
-            c.close()
+        return c
 
-    def _commit_with_retries(self, ck, c) -> None:
+    def _polled(self, c) -> None:
+        now = frozenset(tp.partition for tp in c.assignment())
+        if now != self.assignment:
+            self.assignment = now
+            self.history.append(now)
+
+    def _commit_now(self, ck, c) -> None:
         """A commit caught in a coordinator move or an epoch bump (STALE_MEMBER_EPOCH) fails
         retriably: retry after polling, as an application does."""
         last = None
