@@ -55,7 +55,7 @@ class CommittedRecord:
         self.crcs = array("I")
         self.extra: dict[int, tuple[int, int]] = {}
         self.count = 0
-        self._candidate: bytes | None = None  # the newest run's first batch, if NoOp-like
+        self._candidate: bytes | None = None  # the newest run's first batch, if one record
         self._untrimmed: list[int] = []  # NoOp runs that still store every CRC they may drop
         self._since_trim = 0
 
@@ -127,13 +127,15 @@ class CommittedRecord:
         self.ts0.append(0)
         self.stride.append(0)
         self.crcs.append(crc)
-        self._candidate = bytes(data) if last == base and run_template(data) else None
+        # its first batch, checked only if a second one continues the run (_promote)
+        self._candidate = data if last == base and data is not None else None
 
     def _promote(self, e: int, base: int, data: bytes | None) -> None:
         """Run ``e`` becomes a NoOp run if its second batch is its first one patched."""
         template, self._candidate = self._candidate, None
-        if data is None or len(data) < _HEADER or template is None:
+        if data is None or len(data) < _HEADER or template is None or not run_template(template):
             return
+        template = bytes(template)
         ts0, ts = _Q.unpack_from(template, 27)[0], _Q.unpack_from(data, 27)[0]
         if patched(template, base, ts) != data:
             return
